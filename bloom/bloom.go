@@ -1,0 +1,278 @@
+// Package bloom implements Bloom filters that give the same answers and the
+// same bytes on every platform Go runs on, including GOOS=js GOARCH=wasm,
+// where the edgebloom npm module runs this very code.
+//
+// A Bloom filter is a set that answers "probably in the set" or "certainly
+// not in the set". False positives happen at a rate set when the filter is
+// made; false negatives never do: a key that was added is always reported
+// present (Bloom, "Space/time trade-offs in hash coding with allowable
+// errors", CACM 1970).
+//
+// # Kinds
+//
+// Filter is the classic bitset. CountingFilter keeps 4-bit counters and
+// supports Remove. ScalableFilter grows by layers when it fills, keeping its
+// false-positive rate bounded without knowing the final size.
+//
+// # Hashing
+//
+// Each key is hashed once with XXH64 (github.com/cespare/xxhash/v2); its k
+// positions follow by enhanced double hashing in 64-bit arithmetic, so a
+// filter may have more than 2^32 bits. Strings are hashed as their UTF-8
+// bytes: AddString(s) and Add([]byte(s)) set the same bits. The scheme is
+// frozen and described in docs/format.md.
+//
+// # Format
+//
+// MarshalBinary writes a versioned, checksummed, little-endian encoding that
+// every runtime reads byte for byte. Decode reads one from an untrusted
+// source and validates the header against the caller's size bound before it
+// allocates.
+//
+// # Concurrency
+//
+// Filter and CountingFilter are safe for concurrent use by many goroutines
+// without locks: bits are set with atomic OR on 64-bit words and counters
+// change by compare-and-swap. ScalableFilter takes a lock. Union, Intersect,
+// Clear and decoding into an existing filter must not overlap other calls on
+// the filter they change.
+package bloom
+
+import (
+	"math"
+	"math/bits"
+	"sync/atomic"
+)
+
+// A Filter is a classic Bloom filter of m bits and k hash functions.
+//
+// The zero value is not usable; make one with New or NewWithSize.
+type Filter struct {
+	words    []uint64 // the m bits, bit i in words[i/64] at 1<<(i%64)
+	m        uint64
+	k        uint32
+	seed     uint64
+	count    atomic.Uint64
+	capacity uint64  // 0 when made from an explicit size
+	fpRate   float64 // 0 when made from an explicit size
+}
+
+// New returns an empty filter sized by Optimal for capacity keys at
+// false-positive rate fpRate. It returns an error naming the argument when
+// either is out of range; nothing is allocated in that case.
+func New(capacity uint64, fpRate float64) (*Filter, error) {
+	m, k, err := Optimal(capacity, fpRate)
+	if err != nil {
+		return nil, err
+	}
+	f := newFilter(m, k, 0)
+	f.capacity, f.fpRate = capacity, fpRate
+	return f, nil
+}
+
+// NewWithSize returns an empty filter with m bits and k hash functions. It
+// returns an error naming the argument when m is 0 or above MaxBits, or k is
+// 0 or above MaxHashes.
+func NewWithSize(m uint64, k uint32) (*Filter, error) {
+	return NewWithSeed(m, k, 0)
+}
+
+// NewWithSeed is NewWithSize with a hash seed other than the default 0.
+// Filters with different seeds set different bits for the same key, which
+// keeps the false positives of independent filters independent. Only filters
+// with equal seeds can be combined.
+func NewWithSeed(m uint64, k uint32, seed uint64) (*Filter, error) {
+	if err := checkSize(m, k); err != nil {
+		return nil, err
+	}
+	return newFilter(m, k, seed), nil
+}
+
+func newFilter(m uint64, k uint32, seed uint64) *Filter {
+	return &Filter{words: make([]uint64, wordsFor(m)), m: m, k: k, seed: seed}
+}
+
+func wordsFor(m uint64) uint64 { return (m + 63) / 64 }
+
+// Add adds key to the filter and reports whether it was new, that is whether
+// at least one of its bits was unset before. One call tests and adds, which
+// is what a crawler needs: "if f.Add(url) { fetch(url) }". A false return
+// for a key never added before is a false positive.
+//
+// When goroutines add the same key at the same time, more than one of them
+// may get true.
+func (f *Filter) Add(key []byte) bool { return f.add(sum(key, f.seed)) }
+
+// AddString is Add for a string, hashed as its UTF-8 bytes.
+func (f *Filter) AddString(key string) bool { return f.add(sumString(key, f.seed)) }
+
+// Has reports whether key is probably in the filter. It never returns false
+// for a key that was added; it may return true for a key that was not.
+func (f *Filter) Has(key []byte) bool { return f.has(sum(key, f.seed)) }
+
+// HasString is Has for a string, hashed as its UTF-8 bytes.
+func (f *Filter) HasString(key string) bool { return f.has(sumString(key, f.seed)) }
+
+func (f *Filter) has(h uint64) bool {
+	p := newProbe(h, f.m)
+	for i := uint32(0); i < f.k; i++ {
+		pos := p.next()
+		if atomic.LoadUint64(&f.words[pos>>6])&(1<<(pos&63)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (f *Filter) add(h uint64) bool {
+	// Look first with plain loads, which the CPU overlaps across the k cache
+	// misses, and only then write the missing bits with atomic OR. Keys that
+	// are already present (most of a crawler's traffic) take no atomic write.
+	if f.has(h) {
+		return false
+	}
+	changed := false
+	p := newProbe(h, f.m)
+	for i := uint32(0); i < f.k; i++ {
+		pos := p.next()
+		w, mask := &f.words[pos>>6], uint64(1)<<(pos&63)
+		if atomic.LoadUint64(w)&mask == 0 && atomic.OrUint64(w, mask)&mask == 0 {
+			changed = true
+		}
+	}
+	if changed {
+		f.count.Add(1)
+	}
+	return changed
+}
+
+// Locations returns the k bit positions of key, in probe order. Positions
+// may repeat when m is small.
+func (f *Filter) Locations(key []byte) []uint64 {
+	return appendLocations(make([]uint64, 0, f.k), sum(key, f.seed), f.m, f.k)
+}
+
+// NumBits returns m, the number of bits.
+func (f *Filter) NumBits() uint64 { return f.m }
+
+// NumHashes returns k, the number of hash functions.
+func (f *Filter) NumHashes() uint32 { return f.k }
+
+// Seed returns the hash seed.
+func (f *Filter) Seed() uint64 { return f.seed }
+
+// Count returns the number of Add calls that returned true. After Union or
+// Intersect it is replaced by EstimatedCount, rounded.
+func (f *Filter) Count() uint64 { return f.count.Load() }
+
+// Capacity returns the capacity the filter was made for by New, or 0 when it
+// was made from an explicit size.
+func (f *Filter) Capacity() uint64 { return f.capacity }
+
+// TargetFPR returns the false-positive rate the filter was made for by New,
+// or 0 when it was made from an explicit size.
+func (f *Filter) TargetFPR() float64 { return f.fpRate }
+
+// SetBits returns the number of bits set. It counts all m bits, so it takes
+// time proportional to m.
+func (f *Filter) SetBits() uint64 {
+	var n int
+	for i := range f.words {
+		n += bits.OnesCount64(atomic.LoadUint64(&f.words[i]))
+	}
+	return uint64(n)
+}
+
+// FillRatio returns the fraction of bits set, SetBits/NumBits.
+func (f *Filter) FillRatio() float64 { return float64(f.SetBits()) / float64(f.m) }
+
+// EstimatedCount estimates the number of distinct keys added from the number
+// of bits set, -m/k · ln(1 - X/m) (Swamidass and Baldi, 2007). It is close to
+// Count for a filter filled by Add, and meaningful after Union too. It is
+// +Inf when every bit is set.
+func (f *Filter) EstimatedCount() float64 { return estimateCount(f.m, f.k, f.SetBits()) }
+
+// EstimatedFPR returns the false-positive rate at the current fill: the
+// probability that a key never added finds all its k bits set, FillRatio^k.
+func (f *Filter) EstimatedFPR() float64 { return math.Pow(f.FillRatio(), float64(f.k)) }
+
+// OverCapacity reports whether the filter holds more keys than it was made
+// for, so its false-positive rate is above target. For a filter made by New
+// that is Count > Capacity; for one made from an explicit size, whose
+// capacity is unknown, it is a fill ratio above one half, the fill at which
+// k is optimal.
+func (f *Filter) OverCapacity() bool {
+	if f.capacity > 0 {
+		return f.Count() > f.capacity
+	}
+	return 2*f.SetBits() > f.m
+}
+
+// Clear removes every key and resets Count.
+func (f *Filter) Clear() {
+	clear(f.words)
+	f.count.Store(0)
+}
+
+// Equal reports whether f and o have the same parameters and the same bits.
+// Counts and targets are not compared.
+func (f *Filter) Equal(o *Filter) bool {
+	if f.compatible(o) != nil {
+		return false
+	}
+	for i := range f.words {
+		if atomic.LoadUint64(&f.words[i]) != atomic.LoadUint64(&o.words[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// Union adds every key of o to f, so f reports present whatever either
+// reported present. It returns an error wrapping ErrIncompatible, and leaves
+// f unchanged, when m, k or the seed differ.
+func (f *Filter) Union(o *Filter) error {
+	if err := f.compatible(o); err != nil {
+		return err
+	}
+	for i := range f.words {
+		atomic.OrUint64(&f.words[i], atomic.LoadUint64(&o.words[i]))
+	}
+	f.recount()
+	return nil
+}
+
+// Intersect keeps in f only the bits also set in o. Every key added to both
+// stays present; the false-positive rate of the result is at most that of
+// either. It returns an error wrapping ErrIncompatible, and leaves f
+// unchanged, when m, k or the seed differ.
+func (f *Filter) Intersect(o *Filter) error {
+	if err := f.compatible(o); err != nil {
+		return err
+	}
+	for i := range f.words {
+		atomic.AndUint64(&f.words[i], atomic.LoadUint64(&o.words[i]))
+	}
+	f.recount()
+	return nil
+}
+
+func (f *Filter) recount() {
+	c := f.EstimatedCount()
+	if math.IsInf(c, 1) {
+		c = float64(f.m)
+	}
+	f.count.Store(uint64(math.Round(c)))
+}
+
+func (f *Filter) compatible(o *Filter) error {
+	switch {
+	case f.m != o.m:
+		return wrap(ErrIncompatible, "different number of bits")
+	case f.k != o.k:
+		return wrap(ErrIncompatible, "different number of hash functions")
+	case f.seed != o.seed:
+		return wrap(ErrIncompatible, "different seeds")
+	}
+	return nil
+}

@@ -1,0 +1,410 @@
+package bloom
+
+import (
+	"bytes"
+	"encoding/binary"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// The encoding, described field by field in docs/format.md:
+//
+//	offset size field
+//	0      4    magic "EBLM"
+//	4      1    format version, 1
+//	5      1    kind: 1 classic, 2 counting, 3 scalable
+//	6      1    hash scheme, 1 (HashXXH64)
+//	7      1    flags, 0
+//	8      8    seed
+//	16     8    m: bits, counters, or the total bits of all layers
+//	24     4    k (0 for scalable)
+//	28     4    parts: number of layers (scalable), else 0
+//	32     8    count
+//	40     8    capacity, 0 when unknown
+//	48     8    target false-positive rate, IEEE 754 binary64, 0 when unknown
+//	56     8    payload length in bytes
+//	64     n    payload
+//	64+n   8    XXH64 (seed 0) of bytes [0, 64+n)
+//
+// Every integer is little-endian.
+const (
+	magic         = "EBLM"
+	formatVersion = 1
+	headerSize    = 64
+	checksumSize  = 8
+
+	kindClassic  = 1
+	kindCounting = 2
+	kindScalable = 3
+)
+
+// DefaultMaxBits is the size bound that UnmarshalBinary and ReadFrom apply:
+// 2^33 bits, a 1 GiB bitset. Use Decode to choose another bound.
+const DefaultMaxBits = 1 << 33
+
+type header struct {
+	kind     uint8
+	seed     uint64
+	m        uint64
+	k        uint32
+	parts    uint32
+	count    uint64
+	capacity uint64
+	fpRate   float64
+	payload  uint64
+}
+
+func (h *header) encode() []byte {
+	b := make([]byte, headerSize)
+	copy(b, magic)
+	b[4], b[5], b[6] = formatVersion, h.kind, HashXXH64
+	le := binary.LittleEndian
+	le.PutUint64(b[8:], h.seed)
+	le.PutUint64(b[16:], h.m)
+	le.PutUint32(b[24:], h.k)
+	le.PutUint32(b[28:], h.parts)
+	le.PutUint64(b[32:], h.count)
+	le.PutUint64(b[40:], h.capacity)
+	le.PutUint64(b[48:], math.Float64bits(h.fpRate))
+	le.PutUint64(b[56:], h.payload)
+	return b
+}
+
+// decodeHeader checks everything that can be checked from the header alone:
+// identity, ranges, and the payload length that m implies. It allocates
+// nothing, so it runs before the payload is read.
+func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
+	le := binary.LittleEndian
+	h := header{
+		kind:     b[5],
+		seed:     le.Uint64(b[8:]),
+		m:        le.Uint64(b[16:]),
+		k:        le.Uint32(b[24:]),
+		parts:    le.Uint32(b[28:]),
+		count:    le.Uint64(b[32:]),
+		capacity: le.Uint64(b[40:]),
+		fpRate:   math.Float64frombits(le.Uint64(b[48:])),
+		payload:  le.Uint64(b[56:]),
+	}
+	switch {
+	case string(b[:4]) != magic:
+		return h, ErrNotFilter
+	case b[4] != formatVersion:
+		return h, wrap(ErrVersion, "format version "+strconv.Itoa(int(b[4])))
+	case b[6] != HashXXH64:
+		return h, wrap(ErrVersion, "hash scheme "+strconv.Itoa(int(b[6])))
+	case b[7] != 0:
+		return h, wrap(ErrCorrupt, "unknown flags")
+	case h.kind != want:
+		return h, wrap(ErrKind, "found "+kindName(h.kind)+", want "+kindName(want))
+	case h.m == 0 || h.m > MaxBits:
+		return h, wrap(ErrCorrupt, "m out of range")
+	case h.m > maxBits:
+		return h, wrap(ErrTooLarge, strconv.FormatUint(h.m, 10)+" bits, bound "+strconv.FormatUint(maxBits, 10))
+	case math.IsNaN(h.fpRate) || h.fpRate < 0 || h.fpRate >= 1 || (h.fpRate == 0) != (h.capacity == 0):
+		return h, wrap(ErrCorrupt, "capacity and target rate out of range")
+	}
+	switch h.kind {
+	case kindClassic, kindCounting:
+		switch {
+		case h.k == 0 || h.k > MaxHashes:
+			return h, wrap(ErrCorrupt, "k out of range")
+		case h.parts != 0:
+			return h, wrap(ErrCorrupt, "parts must be 0")
+		case h.payload != 8*payloadWords(h.kind, h.m):
+			return h, wrap(ErrCorrupt, "payload length does not match m")
+		}
+	case kindScalable:
+		switch {
+		case h.k != 0:
+			return h, wrap(ErrCorrupt, "k must be 0")
+		case h.parts == 0 || uint64(h.parts) > h.m:
+			return h, wrap(ErrCorrupt, "layer count out of range")
+		case h.capacity == 0:
+			return h, wrap(ErrCorrupt, "capacity missing")
+		// Every layer is at least one header, one word and one checksum, and
+		// the payload can hold no more bits than its bytes.
+		case h.payload < uint64(h.parts)*(headerSize+8+checksumSize) || h.payload > uint64(h.parts)*(headerSize+checksumSize)+h.m/8+8*uint64(h.parts):
+			return h, wrap(ErrCorrupt, "payload length does not match m")
+		}
+	}
+	return h, nil
+}
+
+func kindName(k uint8) string {
+	switch k {
+	case kindClassic:
+		return "classic"
+	case kindCounting:
+		return "counting"
+	case kindScalable:
+		return "scalable"
+	}
+	return "kind " + strconv.Itoa(int(k))
+}
+
+// payloadWords is the number of 64-bit words that hold m bits or counters.
+func payloadWords(kind uint8, m uint64) uint64 {
+	if kind == kindCounting {
+		return (m + 15) / 16
+	}
+	return (m + 63) / 64
+}
+
+// A recordWriter writes to w and hashes what it writes.
+type recordWriter struct {
+	w   io.Writer
+	d   *xxhash.Digest
+	n   int64
+	buf []byte
+	err error
+}
+
+func newRecordWriter(w io.Writer) *recordWriter { return &recordWriter{w: w, d: xxhash.New()} }
+
+func (rw *recordWriter) Write(b []byte) (int, error) {
+	if rw.err != nil {
+		return 0, rw.err
+	}
+	rw.d.Write(b)
+	n, err := rw.w.Write(b)
+	rw.n += int64(n)
+	rw.err = err
+	return n, err
+}
+
+// writeWords writes words little-endian through a bounded buffer, so
+// encoding a large filter does not hold a second copy of it.
+func (rw *recordWriter) writeWords(words []uint64) {
+	const chunk = 8192
+	if rw.buf == nil {
+		rw.buf = make([]byte, 8*min(len(words), chunk))
+	}
+	for len(words) > 0 && rw.err == nil {
+		n := min(len(words), len(rw.buf)/8)
+		for i, w := range words[:n] {
+			binary.LittleEndian.PutUint64(rw.buf[8*i:], w)
+		}
+		rw.Write(rw.buf[:8*n])
+		words = words[n:]
+	}
+}
+
+// writeRecord writes a header, the payload written by body, and the checksum
+// of both. It returns the bytes written.
+func writeRecord(w io.Writer, h header, body func(rw *recordWriter)) (int64, error) {
+	rw := newRecordWriter(w)
+	rw.Write(h.encode())
+	body(rw)
+	if rw.err == nil {
+		var sum [checksumSize]byte
+		binary.LittleEndian.PutUint64(sum[:], rw.d.Sum64())
+		n, err := w.Write(sum[:])
+		rw.n += int64(n)
+		rw.err = err
+	}
+	return rw.n, rw.err
+}
+
+func recordSize(payload uint64) uint64 { return headerSize + payload + checksumSize }
+
+// A recordReader reads from r and hashes what it reads.
+type recordReader struct {
+	r io.Reader
+	d *xxhash.Digest
+}
+
+// readFull reads len(b) bytes; any shortfall is io.ErrUnexpectedEOF.
+func (rr *recordReader) readFull(b []byte) error {
+	if _, err := io.ReadFull(rr.r, b); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	rr.d.Write(b)
+	return nil
+}
+
+// readWords reads n little-endian words. The slice grows with the bytes that
+// actually arrive, so a header that promises more than the input holds
+// costs at most about twice what the input held.
+func (rr *recordReader) readWords(n uint64) ([]uint64, error) {
+	const chunk = 1 << 17 // words: 1 MiB
+	words := make([]uint64, 0, min(n, chunk))
+	buf := make([]byte, 8*min(n, chunk))
+	for uint64(len(words)) < n {
+		c := min(n-uint64(len(words)), chunk)
+		b := buf[:8*c]
+		if err := rr.readFull(b); err != nil {
+			return nil, err
+		}
+		if uint64(cap(words)-len(words)) < c {
+			grown := make([]uint64, len(words), min(n, max(2*uint64(cap(words)), uint64(len(words))+c)))
+			copy(grown, words)
+			words = grown
+		}
+		for i := uint64(0); i < c; i++ {
+			words = append(words, binary.LittleEndian.Uint64(b[8*i:]))
+		}
+	}
+	return words, nil
+}
+
+// verify reads the checksum and compares it with the hash of what was read.
+func (rr *recordReader) verify() error {
+	want := rr.d.Sum64()
+	var b [checksumSize]byte
+	if _, err := io.ReadFull(rr.r, b[:]); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	if binary.LittleEndian.Uint64(b[:]) != want {
+		return ErrChecksum
+	}
+	return nil
+}
+
+// readRecord reads and checks one header of kind want, then the payload of
+// kinds that are a plain array of words, then the checksum.
+func readRecord(r io.Reader, want uint8, maxBits uint64) (header, []uint64, error) {
+	rr := &recordReader{r: r, d: xxhash.New()}
+	var hb [headerSize]byte
+	if err := rr.readFull(hb[:]); err != nil {
+		return header{}, nil, err
+	}
+	h, err := decodeHeader(hb[:], want, maxBits)
+	if err != nil {
+		return h, nil, err
+	}
+	words, err := rr.readWords(h.payload / 8)
+	if err != nil {
+		return h, nil, err
+	}
+	if err := rr.verify(); err != nil {
+		return h, nil, err
+	}
+	if err := checkPadding(h.kind, h.m, words); err != nil {
+		return h, nil, err
+	}
+	return h, words, nil
+}
+
+// checkPadding rejects set bits beyond m, so that each filter has exactly one
+// encoding and Equal on decoded filters means equal bytes.
+func checkPadding(kind uint8, m uint64, words []uint64) error {
+	per := uint64(64)
+	if kind == kindCounting {
+		per = 16
+	}
+	used := m % per
+	if used == 0 {
+		return nil
+	}
+	bitsUsed := used * (64 / per)
+	if words[len(words)-1]>>bitsUsed != 0 {
+		return wrap(ErrCorrupt, "bits set beyond m")
+	}
+	return nil
+}
+
+// countingWriter discards what is written and counts it.
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
+
+// marshal encodes through w's WriteTo into a buffer of exactly the right size.
+func marshal(size uint64, writeTo func(io.Writer) (int64, error)) ([]byte, error) {
+	var buf bytes.Buffer
+	buf.Grow(int(size))
+	if _, err := writeTo(&buf); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func (f *Filter) header() header {
+	return header{
+		kind: kindClassic, seed: f.seed, m: f.m, k: f.k, count: f.Count(),
+		capacity: f.capacity, fpRate: f.fpRate, payload: 8 * uint64(len(f.words)),
+	}
+}
+
+// EncodedSize returns the length of the encoding MarshalBinary produces.
+func (f *Filter) EncodedSize() uint64 { return recordSize(8 * uint64(len(f.words))) }
+
+// WriteTo writes the filter's encoding to w (see docs/format.md). It
+// implements io.WriterTo.
+func (f *Filter) WriteTo(w io.Writer) (int64, error) {
+	return writeRecord(w, f.header(), func(rw *recordWriter) { rw.writeWords(f.words) })
+}
+
+// MarshalBinary returns the filter's encoding. It implements
+// encoding.BinaryMarshaler.
+func (f *Filter) MarshalBinary() ([]byte, error) { return marshal(f.EncodedSize(), f.WriteTo) }
+
+// UnmarshalBinary replaces f with the filter encoded in data, which must be
+// exactly one encoding of a classic filter of at most DefaultMaxBits bits. On
+// error f is unchanged. It implements encoding.BinaryUnmarshaler.
+func (f *Filter) UnmarshalBinary(data []byte) error {
+	r := bytes.NewReader(data)
+	g, err := Decode(r, DefaultMaxBits)
+	if err != nil {
+		return err
+	}
+	if r.Len() != 0 {
+		return wrap(ErrCorrupt, "trailing bytes after the filter")
+	}
+	f.set(g)
+	return nil
+}
+
+// ReadFrom replaces f with the filter read from r, bounded by
+// DefaultMaxBits. On error f is unchanged. It implements io.ReaderFrom.
+func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
+	cr := &countingReader{r: r}
+	g, err := Decode(cr, DefaultMaxBits)
+	if err != nil {
+		return cr.n, err
+	}
+	f.set(g)
+	return cr.n, nil
+}
+
+func (f *Filter) set(g *Filter) {
+	f.words, f.m, f.k, f.seed = g.words, g.m, g.k, g.seed
+	f.capacity, f.fpRate = g.capacity, g.fpRate
+	f.count.Store(g.count.Load())
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
+}
+
+// Decode reads one classic filter from r, which may be untrusted. It checks
+// the header before reading further: a filter of more than maxBits bits is
+// refused with ErrTooLarge before anything is allocated, and memory grows
+// only with the bytes that actually arrive. Every other problem is an error
+// wrapping one of this package's sentinel errors, or io.ErrUnexpectedEOF for
+// truncated input; Decode never panics. It reads nothing beyond the filter.
+func Decode(r io.Reader, maxBits uint64) (*Filter, error) {
+	h, words, err := readRecord(r, kindClassic, maxBits)
+	if err != nil {
+		return nil, err
+	}
+	f := &Filter{words: words, m: h.m, k: h.k, seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}
+	f.count.Store(h.count)
+	return f, nil
+}

@@ -1,0 +1,47 @@
+package bloom
+
+import "errors"
+
+// Errors returned by the decoders. Each is wrapped with detail; test with
+// errors.Is. Truncated input yields io.ErrUnexpectedEOF unchanged.
+var (
+	// ErrNotFilter means the input does not start with the format's magic.
+	ErrNotFilter = errors.New("bloom: not an edgebloom filter")
+	// ErrVersion means the format version or hash scheme is not one this
+	// package reads.
+	ErrVersion = errors.New("bloom: unsupported format version")
+	// ErrKind means the input holds another kind of filter than the one
+	// asked for.
+	ErrKind = errors.New("bloom: wrong filter kind")
+	// ErrCorrupt means the header is inconsistent with itself or with the
+	// payload length.
+	ErrCorrupt = errors.New("bloom: corrupt filter")
+	// ErrChecksum means the bytes do not match their checksum.
+	ErrChecksum = errors.New("bloom: checksum mismatch")
+	// ErrTooLarge means the filter is larger than the caller's bound.
+	ErrTooLarge = errors.New("bloom: filter exceeds the size bound")
+	// ErrIncompatible means two filters differ in size, hash functions,
+	// hash scheme or seed, so they cannot be combined.
+	ErrIncompatible = errors.New("bloom: incompatible filters")
+)
+
+// detailError adds context to one of the sentinel errors above.
+type detailError struct {
+	base   error
+	detail string
+}
+
+func (e *detailError) Error() string { return e.base.Error() + ": " + e.detail }
+func (e *detailError) Unwrap() error { return e.base }
+
+func wrap(base error, detail string) error { return &detailError{base, detail} }
+
+// An ArgError reports an invalid argument to a constructor.
+type ArgError struct {
+	Arg  string // the argument's name, as in the function's signature
+	Rule string // what the argument must satisfy
+}
+
+func (e *ArgError) Error() string { return "bloom: invalid " + e.Arg + ": " + e.Rule }
+
+func argError(arg, rule string) error { return &ArgError{Arg: arg, Rule: rule} }

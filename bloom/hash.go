@@ -1,0 +1,86 @@
+package bloom
+
+import (
+	"math/bits"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// HashXXH64 is the identifier, stored in every encoded filter, of the one
+// hashing scheme this package implements: XXH64 of the key's bytes with the
+// filter's seed, followed by enhanced double hashing in 64-bit arithmetic.
+// The scheme is frozen; docs/format.md gives it step by step and the golden
+// vectors in testdata pin it. Changing it requires a new identifier.
+const HashXXH64 = 1
+
+// sum returns the XXH64 digest of key under seed. Seed 0, the default, takes
+// xxhash's one-shot path, which equals the seeded digest with seed 0.
+func sum(key []byte, seed uint64) uint64 {
+	if seed == 0 {
+		return xxhash.Sum64(key)
+	}
+	var d xxhash.Digest
+	d.ResetWithSeed(seed)
+	d.Write(key)
+	return d.Sum64()
+}
+
+func sumString(key string, seed uint64) uint64 {
+	if seed == 0 {
+		return xxhash.Sum64String(key)
+	}
+	var d xxhash.Digest
+	d.ResetWithSeed(seed)
+	d.WriteString(key)
+	return d.Sum64()
+}
+
+// mix64 is the SplitMix64 finalizer. It derives the second hash of double
+// hashing from the first, so one XXH64 call per key is enough.
+func mix64(z uint64) uint64 {
+	z ^= z >> 30
+	z *= 0xbf58476d1ce4e5b9
+	z ^= z >> 27
+	z *= 0x94d049bb133111eb
+	z ^= z >> 31
+	return z
+}
+
+// A probe walks the k positions of one key by enhanced double hashing
+// (Dillinger and Manolios, "Bloom Filters in Probabilistic Verification",
+// FMCAD 2004): x0 = h1·m / 2^64, y0 = h2·m / 2^64, then x += y, y += i,
+// both mod m. Every value stays below m, so m may be any size up to MaxBits
+// and the walk needs no division in the common case.
+type probe struct {
+	x, y, m, i uint64
+}
+
+func newProbe(h, m uint64) probe {
+	x, _ := bits.Mul64(h, m)
+	y, _ := bits.Mul64(mix64(h), m)
+	return probe{x: x, y: y, m: m}
+}
+
+// next returns the current position and advances to the following one.
+func (p *probe) next() uint64 {
+	pos := p.x
+	p.i++
+	p.x += p.y
+	if p.x >= p.m {
+		p.x -= p.m
+	}
+	p.y += p.i
+	if p.y >= p.m {
+		p.y %= p.m
+	}
+	return pos
+}
+
+// appendLocations appends the k positions of the key with digest h to dst.
+func appendLocations(dst []uint64, h, m uint64, k uint32) []uint64 {
+	p := newProbe(h, m)
+	for i := uint32(0); i < k; i++ {
+		dst = append(dst, p.next())
+	}
+	return dst
+}

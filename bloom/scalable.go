@@ -1,0 +1,306 @@
+package bloom
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"sync"
+
+	"github.com/cespare/xxhash/v2"
+)
+
+// Growth parameters of a ScalableFilter, as in Almeida et al., "Scalable
+// Bloom Filters" (2007), and RedisBloom: each layer holds twice the keys of
+// the one before at half its false-positive rate. The first layer gets half
+// of the target rate, so the rates of all layers sum to less than the target.
+const (
+	scalableGrowth    = 2
+	scalableTightness = 0.5
+)
+
+// A ScalableFilter is a Bloom filter that grows when it fills. It starts as
+// one classic filter for the initial capacity; when that holds its capacity,
+// a new layer twice as large is added, with a tightened error rate, and new
+// keys go there. A key is present if any layer has it. The false-positive
+// rate stays at or below the target however many keys are added, at the cost
+// of about log2(n/initialCapacity) layers to probe.
+//
+// A ScalableFilter is safe for concurrent use; it takes a read lock for Has
+// and a lock for Add. The zero value is not usable; make one with
+// NewScalable.
+type ScalableFilter struct {
+	mu       sync.RWMutex
+	layers   []*Filter
+	seed     uint64
+	capacity uint64 // of the first layer
+	fpRate   float64
+}
+
+// NewScalable returns an empty scalable filter whose first layer holds
+// initialCapacity keys, and whose false-positive rate stays below fpRate.
+func NewScalable(initialCapacity uint64, fpRate float64) (*ScalableFilter, error) {
+	if math.IsNaN(fpRate) || fpRate <= 0 || fpRate >= 1 {
+		return nil, argError("fpRate", "must be in (0, 1), got "+strconv.FormatFloat(fpRate, 'g', -1, 64))
+	}
+	if _, _, err := Optimal(initialCapacity, fpRate*(1-scalableTightness)); err != nil {
+		return nil, err
+	}
+	s := &ScalableFilter{capacity: initialCapacity, fpRate: fpRate}
+	if !s.grow() {
+		return nil, argError("initialCapacity", "too large for one layer")
+	}
+	return s, nil
+}
+
+// layerParams returns the capacity and error rate of layer i.
+func (s *ScalableFilter) layerParams(i int) (uint64, float64) {
+	c := float64(s.capacity) * math.Pow(scalableGrowth, float64(i))
+	if c > MaxBits {
+		return 0, 0
+	}
+	return uint64(c), s.fpRate * (1 - scalableTightness) * math.Pow(scalableTightness, float64(i))
+}
+
+// grow adds a layer. It reports false when the next layer would exceed
+// MaxBits or MaxHashes; the filter then keeps filling its last layer.
+func (s *ScalableFilter) grow() bool {
+	n, p := s.layerParams(len(s.layers))
+	m, k, err := Optimal(n, p)
+	if n == 0 || err != nil {
+		return false
+	}
+	f := newFilter(m, k, s.seed)
+	f.capacity, f.fpRate = n, p
+	s.layers = append(s.layers, f)
+	return true
+}
+
+// Add adds key and reports whether it was new: whether no layer had it.
+func (s *ScalableFilter) Add(key []byte) bool { return s.add(sum(key, s.seed)) }
+
+// AddString is Add for a string, hashed as its UTF-8 bytes.
+func (s *ScalableFilter) AddString(key string) bool { return s.add(sumString(key, s.seed)) }
+
+func (s *ScalableFilter) add(h uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hasLocked(h) {
+		return false
+	}
+	last := s.layers[len(s.layers)-1]
+	if last.Count() >= last.capacity && s.grow() {
+		last = s.layers[len(s.layers)-1]
+	}
+	return last.add(h)
+}
+
+// Has reports whether key is probably in the filter.
+func (s *ScalableFilter) Has(key []byte) bool { return s.has(sum(key, s.seed)) }
+
+// HasString is Has for a string, hashed as its UTF-8 bytes.
+func (s *ScalableFilter) HasString(key string) bool { return s.has(sumString(key, s.seed)) }
+
+func (s *ScalableFilter) has(h uint64) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.hasLocked(h)
+}
+
+func (s *ScalableFilter) hasLocked(h uint64) bool {
+	// Newest first: the largest layer holds most keys.
+	for i := len(s.layers) - 1; i >= 0; i-- {
+		if s.layers[i].has(h) {
+			return true
+		}
+	}
+	return false
+}
+
+// Layers returns the number of layers.
+func (s *ScalableFilter) Layers() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.layers)
+}
+
+// Layer returns a copy of layer i, oldest first, for inspection.
+func (s *ScalableFilter) Layer(i int) *Filter {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	l := s.layers[i]
+	c := &Filter{words: append([]uint64(nil), l.words...), m: l.m, k: l.k, seed: l.seed, capacity: l.capacity, fpRate: l.fpRate}
+	c.count.Store(l.Count())
+	return c
+}
+
+// sumLayers adds up one statistic over the layers.
+func (s *ScalableFilter) sumLayers(stat func(*Filter) float64) float64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var t float64
+	for _, l := range s.layers {
+		t += stat(l)
+	}
+	return t
+}
+
+// NumBits returns the total number of bits of all layers.
+func (s *ScalableFilter) NumBits() uint64 {
+	return uint64(s.sumLayers(func(l *Filter) float64 { return float64(l.m) }))
+}
+
+// Count returns the number of Add calls that returned true.
+func (s *ScalableFilter) Count() uint64 {
+	return uint64(s.sumLayers(func(l *Filter) float64 { return float64(l.Count()) }))
+}
+
+// SetBits returns the number of bits set in all layers.
+func (s *ScalableFilter) SetBits() uint64 {
+	return uint64(s.sumLayers(func(l *Filter) float64 { return float64(l.SetBits()) }))
+}
+
+// FillRatio returns the fraction of all bits that are set.
+func (s *ScalableFilter) FillRatio() float64 { return float64(s.SetBits()) / float64(s.NumBits()) }
+
+// EstimatedCount estimates the number of distinct keys, layer by layer.
+func (s *ScalableFilter) EstimatedCount() float64 {
+	return s.sumLayers((*Filter).EstimatedCount)
+}
+
+// EstimatedFPR returns the false-positive rate at the current fill: the
+// probability that some layer reports a key it never saw.
+func (s *ScalableFilter) EstimatedFPR() float64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	miss := 1.0
+	for _, l := range s.layers {
+		miss *= 1 - l.EstimatedFPR()
+	}
+	return 1 - miss
+}
+
+// Capacity returns the number of keys the current layers hold at the target
+// rate; it grows as layers are added.
+func (s *ScalableFilter) Capacity() uint64 {
+	return uint64(s.sumLayers(func(l *Filter) float64 { return float64(l.capacity) }))
+}
+
+// InitialCapacity returns the capacity of the first layer.
+func (s *ScalableFilter) InitialCapacity() uint64 { return s.capacity }
+
+// TargetFPR returns the false-positive rate the filter stays below.
+func (s *ScalableFilter) TargetFPR() float64 { return s.fpRate }
+
+// OverCapacity reports whether the filter could not grow (a layer would
+// exceed MaxBits) and its last layer holds more than its capacity.
+func (s *ScalableFilter) OverCapacity() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.layers[len(s.layers)-1].OverCapacity()
+}
+
+// Clear removes every key and drops all layers but the first.
+func (s *ScalableFilter) Clear() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.layers = s.layers[:1]
+	s.layers[0].Clear()
+}
+
+func (s *ScalableFilter) header() header {
+	h := header{kind: kindScalable, seed: s.seed, parts: uint32(len(s.layers)), capacity: s.capacity, fpRate: s.fpRate}
+	for _, l := range s.layers {
+		h.m += l.m
+		h.count += l.Count()
+		h.payload += l.EncodedSize()
+	}
+	return h
+}
+
+// EncodedSize returns the length of the encoding MarshalBinary produces.
+func (s *ScalableFilter) EncodedSize() uint64 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return recordSize(s.header().payload)
+}
+
+// WriteTo writes the filter's encoding to w: a header followed by each
+// layer's classic encoding.
+func (s *ScalableFilter) WriteTo(w io.Writer) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return writeRecord(w, s.header(), func(rw *recordWriter) {
+		for _, l := range s.layers {
+			if _, err := l.WriteTo(rw); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// MarshalBinary returns the filter's encoding.
+func (s *ScalableFilter) MarshalBinary() ([]byte, error) {
+	return marshal(s.EncodedSize(), s.WriteTo)
+}
+
+// UnmarshalBinary replaces s with the scalable filter encoded in data,
+// bounded by DefaultMaxBits bits in all. On error s is unchanged.
+func (s *ScalableFilter) UnmarshalBinary(data []byte) error {
+	r := bytes.NewReader(data)
+	g, err := DecodeScalable(r, DefaultMaxBits)
+	if err != nil {
+		return err
+	}
+	if r.Len() != 0 {
+		return wrap(ErrCorrupt, "trailing bytes after the filter")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.layers, s.seed, s.capacity, s.fpRate = g.layers, g.seed, g.capacity, g.fpRate
+	return nil
+}
+
+// DecodeScalable reads one scalable filter of at most maxBits bits in all
+// from r, with the guarantees of Decode.
+func DecodeScalable(r io.Reader, maxBits uint64) (*ScalableFilter, error) {
+	d := xxhash.New()
+	rr := &recordReader{r: r, d: d}
+	var hb [headerSize]byte
+	if err := rr.readFull(hb[:]); err != nil {
+		return nil, err
+	}
+	h, err := decodeHeader(hb[:], kindScalable, maxBits)
+	if err != nil {
+		return nil, err
+	}
+	s := &ScalableFilter{seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}
+	// Layers are read through a reader that feeds the outer checksum too.
+	body := &countingReader{r: io.TeeReader(io.LimitReader(r, int64(h.payload)), d)}
+	var bits, count uint64
+	for i := uint32(0); i < h.parts; i++ {
+		l, err := Decode(body, h.m-bits)
+		switch {
+		case errors.Is(err, ErrTooLarge):
+			return nil, wrap(ErrCorrupt, "layers hold more bits than the header says")
+		case err != nil:
+			return nil, err
+		case l.seed != h.seed || l.capacity == 0:
+			return nil, wrap(ErrCorrupt, "layer does not belong to this filter")
+		}
+		bits += l.m
+		count += l.Count()
+		s.layers = append(s.layers, l)
+	}
+	switch {
+	case bits != h.m || count != h.count:
+		return nil, wrap(ErrCorrupt, "layers do not add up to the header")
+	case uint64(body.n) != h.payload:
+		return nil, wrap(ErrCorrupt, "payload length does not match the layers")
+	}
+	if err := rr.verify(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
