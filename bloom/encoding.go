@@ -130,6 +130,8 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 		case h.payload < uint64(h.parts)*(headerSize+8+checksumSize) || h.payload > uint64(h.parts)*(headerSize+checksumSize)+h.m/8+8*uint64(h.parts):
 			return h, wrap(ErrCorrupt, "payload length does not match m")
 		}
+	default:
+		return h, wrap(ErrKind, "unknown "+kindName(h.kind))
 	}
 	return h, nil
 }

@@ -1,0 +1,35 @@
+package bloom
+
+// An Info describes an encoded filter, as read from its header alone.
+type Info struct {
+	Kind     string  // "classic", "counting" or "scalable"
+	Seed     uint64  // hash seed
+	Bits     uint64  // m: bits or counters; for scalable, of all layers
+	Hashes   uint32  // k; 0 for scalable, whose layers differ
+	Layers   uint32  // layers of a scalable filter, else 0
+	Count    uint64  // keys added, as recorded
+	Capacity uint64  // capacity it was made for, 0 when unknown
+	FPRate   float64 // target false-positive rate, 0 when unknown
+	Size     uint64  // length of the whole encoding in bytes
+}
+
+// HeaderSize is the number of bytes Inspect needs.
+const HeaderSize = headerSize
+
+// Inspect reads the header at the start of an encoded filter and checks it
+// as the decoders do, with the bound maxBits, without reading the payload or
+// allocating. It lets a caller refuse an oversized or foreign input before
+// reading the rest; Size says how long the whole encoding must be.
+func Inspect(header []byte, maxBits uint64) (Info, error) {
+	if len(header) < headerSize {
+		return Info{}, wrap(ErrCorrupt, "header shorter than 64 bytes")
+	}
+	h, err := decodeHeader(header, header[5], maxBits)
+	if err != nil {
+		return Info{}, err
+	}
+	return Info{
+		Kind: kindName(h.kind), Seed: h.seed, Bits: h.m, Hashes: h.k, Layers: h.parts,
+		Count: h.count, Capacity: h.capacity, FPRate: h.fpRate, Size: recordSize(h.payload),
+	}, nil
+}
