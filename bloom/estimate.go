@@ -32,18 +32,17 @@ func Optimal(capacity uint64, fpRate float64) (m uint64, k uint32, err error) {
 	case capacity == 0:
 		return 0, 0, argError("capacity", "must be at least 1")
 	case math.IsNaN(fpRate) || fpRate <= 0 || fpRate >= 1:
-		return 0, 0, argError("fpRate", "must be in (0, 1), got "+strconv.FormatFloat(fpRate, 'g', -1, 64))
+		return 0, 0, argError("fpRate", "must be in (0, 1)")
 	}
 	n := float64(capacity)
 	bits := math.Ceil(-n * math.Log(fpRate) / (math.Ln2 * math.Ln2))
 	if bits > MaxBits {
-		return 0, 0, argError("capacity", "needs "+strconv.FormatFloat(bits, 'f', 0, 64)+
-			" bits at this fpRate, more than MaxBits ("+strconv.FormatUint(MaxBits, 10)+")")
+		return 0, 0, argError("capacity", "needs more than MaxBits (2^40) bits at this fpRate")
 	}
 	m = uint64(bits)
 	hashes := math.Max(1, math.Round(math.Ln2*float64(m)/n))
 	if hashes > MaxHashes {
-		return 0, 0, argError("fpRate", "needs "+strconv.FormatFloat(hashes, 'f', 0, 64)+
+		return 0, 0, argError("fpRate", "needs "+strconv.FormatUint(uint64(hashes), 10)+
 			" hash functions, more than MaxHashes (64)")
 	}
 	return m, uint32(hashes), nil

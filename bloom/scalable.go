@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"strconv"
 	"sync"
 
 	"github.com/cespare/xxhash/v2"
@@ -42,7 +41,7 @@ type ScalableFilter struct {
 // initialCapacity keys, and whose false-positive rate stays below fpRate.
 func NewScalable(initialCapacity uint64, fpRate float64) (*ScalableFilter, error) {
 	if math.IsNaN(fpRate) || fpRate <= 0 || fpRate >= 1 {
-		return nil, argError("fpRate", "must be in (0, 1), got "+strconv.FormatFloat(fpRate, 'g', -1, 64))
+		return nil, argError("fpRate", "must be in (0, 1)")
 	}
 	if _, _, err := Optimal(initialCapacity, fpRate*(1-scalableTightness)); err != nil {
 		return nil, err

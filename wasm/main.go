@@ -1,0 +1,510 @@
+//go:build js && wasm
+
+// Command wasm is the edgebloom npm module's engine: package bloom compiled
+// to WebAssembly and exposed through one //go:wasmexport function, eb.
+//
+// A call through syscall/js costs about 25 µs; an exported function costs
+// well under 0.1 µs. So no key ever crosses as a JS value: the JS side writes
+// keys as UTF-8 into a scratch buffer in linear memory and passes handles,
+// offsets and lengths. There is one export with an operation code rather
+// than one export an operation, because each export costs about 6 kB of
+// wasm. It returns a status, negative on error with the message kept for
+// opErrorPtr/opErrorLen, and recovers from panics, because a panic inside an
+// export would end the Go program.
+package main
+
+import (
+	"errors"
+	"io"
+	"unsafe"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+// Status codes returned by the exports. The JS side maps them to errors.
+const (
+	errArg          = -1 // an argument is out of range (RangeError)
+	errHandle       = -2 // no live filter has this handle
+	errIncompatible = -3
+	errNotFilter    = -4
+	errVersion      = -5
+	errKind         = -6
+	errCorrupt      = -7
+	errChecksum     = -8
+	errTooLarge     = -9
+	errTruncated    = -10
+	errInternal     = -11
+	errUnsupported  = -12 // the operation does not apply to this kind
+)
+
+// Kinds, as in the format: passed to opNew, returned by opInspect.
+const (
+	kindClassic  = 1
+	kindCounting = 2
+	kindScalable = 3
+)
+
+// maxBits bounds every filter made or loaded here: 2^32 bits is a 512 MiB
+// bitset, an eighth of the 4 GiB that wasm32 can address.
+const maxBits = 1 << 32
+
+// filter is what every kind offers.
+type filter interface {
+	Add([]byte) bool
+	Has([]byte) bool
+	NumBits() uint64
+	Count() uint64
+	SetBits() uint64
+	FillRatio() float64
+	EstimatedCount() float64
+	EstimatedFPR() float64
+	Capacity() uint64
+	TargetFPR() float64
+	OverCapacity() bool
+	Clear()
+	EncodedSize() uint64
+	WriteTo(io.Writer) (int64, error)
+}
+
+var (
+	filters = map[int32]filter{}
+	next    int32
+
+	scratch []byte // keys in, results out; grows, never shrinks
+	output  []byte // the last encoding, until opOutputRelease
+	errMsg  []byte // the message of the last error
+)
+
+func main() {
+	select {} // the exports serve calls for as long as the instance lives
+}
+
+// fail records err's message and returns its status code.
+func fail(code int32, msg string) int32 {
+	errMsg = append(errMsg[:0], msg...)
+	return code
+}
+
+func failErr(err error) int32 {
+	if _, ok := err.(*bloom.ArgError); ok {
+		return fail(errArg, err.Error())
+	}
+	// errors.Is and errors.As would link reflection, about 100 kB of wasm;
+	// the bloom errors wrap at most once, so Unwrap is enough.
+	base := err
+	if u := errors.Unwrap(err); u != nil {
+		base = u
+	}
+	code := int32(errInternal)
+	switch base {
+	case bloom.ErrIncompatible:
+		code = errIncompatible
+	case bloom.ErrNotFilter:
+		code = errNotFilter
+	case bloom.ErrVersion:
+		code = errVersion
+	case bloom.ErrKind:
+		code = errKind
+	case bloom.ErrCorrupt:
+		code = errCorrupt
+	case bloom.ErrChecksum:
+		code = errChecksum
+	case bloom.ErrTooLarge:
+		code = errTooLarge
+	case io.ErrUnexpectedEOF:
+		return fail(errTruncated, "bloom: truncated filter")
+	}
+	return fail(code, err.Error())
+}
+
+// guard turns a panic into errInternal. Every export defers it.
+func guard(status *int32) {
+	if r := recover(); r != nil {
+		msg := "internal error"
+		if e, ok := r.(error); ok {
+			msg += ": " + e.Error()
+		} else if s, ok := r.(string); ok {
+			msg += ": " + s
+		}
+		*status = fail(errInternal, msg)
+	}
+}
+
+func ptr(b []byte) uint32 {
+	if cap(b) == 0 {
+		return 0
+	}
+	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
+}
+
+func register(f filter) int32 {
+	for {
+		next++
+		if next <= 0 {
+			next = 1
+		}
+		if _, taken := filters[next]; !taken {
+			filters[next] = f
+			return next
+		}
+	}
+}
+
+func b2i(b bool) int32 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Operation codes of eb. Arguments are named after the parameters of eb.
+const (
+	opScratch       = 0  // make scratch at least a bytes; returns its address
+	opErrorPtr      = 1  // address of the last error message
+	opErrorLen      = 2  // length of the last error message
+	opNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y when b is 1; returns a handle
+	opFree          = 4  // free filter h
+	opAdd           = 5  // add key scratch[a:a+b] to h; returns 1 when new, else 0
+	opHas           = 6  // test key scratch[a:a+b]
+	opRemove        = 7  // remove key scratch[a:a+b] from a counting filter
+	opAddMany       = 8  // add b keys: lengths (uint32) at c, bytes at d, one result byte a key at e
+	opHasMany       = 9  // test b keys, laid out as for opAddMany
+	opPositions     = 10 // positions of key scratch[a:a+b] as float64 at c; returns k
+	opStats         = 11 // write the stats of h as float64 at a (see stat*)
+	opUnion         = 12 // union filter a into h
+	opIntersect     = 13 // intersect h with filter a
+	opEqual         = 14 // 1 when h and a have equal parameters and contents
+	opClear         = 15 // clear h
+	opEncode        = 16 // encode h into the output buffer; returns its length
+	opOutputPtr     = 17 // address of the output buffer
+	opOutputRelease = 18 // drop the output buffer
+	opInspect       = 19 // check the header at scratch[0:64] for an input of a bytes and bound x; returns the kind
+	opDecode        = 20 // decode scratch[0:a] bounded by x; returns a handle
+	opLive          = 21 // number of live filters
+)
+
+// Stats written by opStats, in this order.
+const (
+	statBits = iota
+	statHashes
+	statCount
+	statSetBits
+	statEstimatedCount
+	statFillRatio
+	statEstimatedFPR
+	statCapacity
+	statTargetFPR
+	statOverCapacity
+	statKind
+	statLayers
+	statEncodedSize
+	numStats
+)
+
+// eb performs operation op. See the op constants for what the arguments
+// mean; addresses returned by opScratch, opErrorPtr and opOutputPtr are
+// unsigned and must be read as such. Memory may grow during any call, so the
+// caller re-reads memory.buffer afterwards.
+//
+//go:wasmexport eb
+func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
+	defer guard(&status)
+	switch op {
+	case opScratch:
+		if len(scratch) < int(uint32(a)) {
+			scratch = make([]byte, max(int(uint32(a)), 2*len(scratch), 64<<10))
+		}
+		return int32(ptr(scratch))
+	case opErrorPtr:
+		return int32(ptr(errMsg))
+	case opErrorLen:
+		return int32(len(errMsg))
+	case opNew:
+		return newFilter(a, b == 1, x, y)
+	case opOutputPtr:
+		return int32(ptr(output))
+	case opOutputRelease:
+		output = nil
+		return 0
+	case opInspect:
+		return inspect(uint32(a), x)
+	case opDecode:
+		return decode(uint32(a), x)
+	case opLive:
+		return int32(len(filters))
+	}
+	f, ok := filters[h]
+	if !ok {
+		return fail(errHandle, "edgebloom: the filter was freed")
+	}
+	switch op {
+	case opFree:
+		delete(filters, h)
+		return 0
+	case opAdd, opHas, opRemove:
+		k, ok := span(a, b)
+		if !ok {
+			return fail(errArg, "edgebloom: key outside the scratch buffer")
+		}
+		switch op {
+		case opAdd:
+			return b2i(f.Add(k))
+		case opHas:
+			return b2i(f.Has(k))
+		}
+		if c, ok := f.(*bloom.CountingFilter); ok {
+			return b2i(c.Remove(k))
+		}
+		return fail(errUnsupported, "edgebloom: remove needs a counting filter")
+	case opAddMany, opHasMany:
+		return batch(f, op == opAddMany, uint32(b), uint32(c), uint32(d), uint32(e))
+	case opPositions:
+		return positions(f, a, b, uint32(c))
+	case opStats:
+		return stats(f, uint32(a))
+	case opUnion, opIntersect, opEqual:
+		return combine(op, f, a)
+	case opClear:
+		f.Clear()
+		return 0
+	case opEncode:
+		return encode(f)
+	}
+	return fail(errArg, "edgebloom: unknown operation")
+}
+
+// span returns scratch[off:off+n] after checking the range.
+func span(off, n int32) ([]byte, bool) {
+	lo, hi := uint64(uint32(off)), uint64(uint32(off))+uint64(uint32(n))
+	if hi > uint64(len(scratch)) {
+		return nil, false
+	}
+	return scratch[lo:hi], true
+}
+
+func newFilter(kind int32, explicit bool, a, b float64) int32 {
+	var f filter
+	var err error
+	// Sizes are checked against maxBits before anything is allocated.
+	size := a
+	if !explicit {
+		m, _, e := bloom.Optimal(uint64(a), b)
+		if kind == kindScalable {
+			m, _, e = bloom.Optimal(uint64(a), b/2)
+		}
+		if e != nil {
+			return failErr(e)
+		}
+		size = float64(m)
+	}
+	if kind == kindCounting {
+		size *= 4
+	}
+	if size > maxBits {
+		return fail(errArg, "edgebloom: the filter would need more than 2^32 bits (512 MiB), the limit in WebAssembly")
+	}
+	hashes := uint32(min(max(b, 0), 1<<16))
+	switch {
+	case kind == kindScalable:
+		f, err = bloom.NewScalable(uint64(a), b)
+	case kind == kindClassic && explicit:
+		f, err = bloom.NewWithSize(uint64(a), hashes)
+	case kind == kindClassic:
+		f, err = bloom.New(uint64(a), b)
+	case kind == kindCounting && explicit:
+		f, err = bloom.NewCountingWithSize(uint64(a), hashes)
+	case kind == kindCounting:
+		f, err = bloom.NewCounting(uint64(a), b)
+	default:
+		return fail(errArg, "edgebloom: unknown filter kind")
+	}
+	if err != nil {
+		return failErr(err)
+	}
+	return register(f)
+}
+
+// batch adds or tests count keys: count little-endian uint32 lengths at
+// lens, the keys back to back at keys, and one result byte a key at out.
+func batch(f filter, add bool, count, lens, keys, out uint32) int32 {
+	if uint64(lens)+4*uint64(count) > uint64(len(scratch)) || uint64(out)+uint64(count) > uint64(len(scratch)) {
+		return fail(errArg, "edgebloom: batch outside the scratch buffer")
+	}
+	off := keys
+	for i := uint32(0); i < count; i++ {
+		l := lens + 4*i
+		n := uint32(scratch[l]) | uint32(scratch[l+1])<<8 | uint32(scratch[l+2])<<16 | uint32(scratch[l+3])<<24
+		k, ok := span(int32(off), int32(n))
+		if !ok {
+			return fail(errArg, "edgebloom: key outside the scratch buffer")
+		}
+		off += n
+		var r bool
+		if add {
+			r = f.Add(k)
+		} else {
+			r = f.Has(k)
+		}
+		scratch[out+i] = byte(b2i(r))
+	}
+	return int32(count)
+}
+
+func positions(f filter, off, n int32, out uint32) int32 {
+	var pos []uint64
+	k, ok := span(off, n)
+	switch f := f.(type) {
+	case *bloom.Filter:
+		pos = f.Locations(k)
+	case *bloom.CountingFilter:
+		pos = f.Locations(k)
+	default:
+		return fail(errUnsupported, "edgebloom: positions need a classic or counting filter")
+	}
+	if !ok || out%8 != 0 || uint64(out)+8*uint64(len(pos)) > uint64(len(scratch)) {
+		return fail(errArg, "edgebloom: positions outside the scratch buffer")
+	}
+	dst := unsafe.Slice((*float64)(unsafe.Pointer(&scratch[out])), len(pos))
+	for i, p := range pos {
+		dst[i] = float64(p)
+	}
+	return int32(len(pos))
+}
+
+func stats(f filter, out uint32) int32 {
+	if out%8 != 0 || uint64(out)+8*numStats > uint64(len(scratch)) {
+		return fail(errArg, "edgebloom: stats outside the scratch buffer")
+	}
+	s := (*[numStats]float64)(unsafe.Pointer(&scratch[out]))
+	s[statBits] = float64(f.NumBits())
+	s[statCount] = float64(f.Count())
+	s[statSetBits] = float64(f.SetBits())
+	s[statEstimatedCount] = f.EstimatedCount()
+	s[statFillRatio] = f.FillRatio()
+	s[statEstimatedFPR] = f.EstimatedFPR()
+	s[statCapacity] = float64(f.Capacity())
+	s[statTargetFPR] = f.TargetFPR()
+	s[statOverCapacity] = float64(b2i(f.OverCapacity()))
+	s[statEncodedSize] = float64(f.EncodedSize())
+	s[statLayers] = 1
+	switch f := f.(type) {
+	case *bloom.Filter:
+		s[statKind], s[statHashes] = kindClassic, float64(f.NumHashes())
+	case *bloom.CountingFilter:
+		s[statKind], s[statHashes] = kindCounting, float64(f.NumHashes())
+	case *bloom.ScalableFilter:
+		s[statKind], s[statHashes], s[statLayers] = kindScalable, 0, float64(f.Layers())
+	}
+	return numStats
+}
+
+func combine(op int32, f filter, other int32) int32 {
+	g, ok := filters[other]
+	if !ok {
+		return fail(errHandle, "edgebloom: the other filter was freed")
+	}
+	switch x := f.(type) {
+	case *bloom.Filter:
+		y, ok := g.(*bloom.Filter)
+		if !ok {
+			break
+		}
+		var err error
+		switch op {
+		case opUnion:
+			err = x.Union(y)
+		case opIntersect:
+			err = x.Intersect(y)
+		default:
+			return b2i(x.Equal(y))
+		}
+		if err != nil {
+			return failErr(err)
+		}
+		return 0
+	case *bloom.CountingFilter:
+		if y, ok := g.(*bloom.CountingFilter); ok && op == opEqual {
+			return b2i(x.Equal(y))
+		}
+	}
+	if op == opEqual {
+		return 0
+	}
+	return fail(errIncompatible, "bloom: incompatible filters: union and intersect need two classic filters")
+}
+
+// sliceWriter appends to a byte slice, like bytes.Buffer without the rest
+// of package bytes.
+type sliceWriter struct{ b []byte }
+
+func (w *sliceWriter) Write(p []byte) (int, error) {
+	w.b = append(w.b, p...)
+	return len(p), nil
+}
+
+func encode(f filter) int32 {
+	w := sliceWriter{make([]byte, 0, f.EncodedSize())}
+	if _, err := f.WriteTo(&w); err != nil {
+		return failErr(err)
+	}
+	output = w.b
+	return int32(len(output))
+}
+
+// inspect checks the header at scratch[0:64] against the whole input length
+// n and the bound, before the caller copies the rest in, and returns the
+// kind.
+func inspect(n uint32, bound float64) int32 {
+	if n < bloom.HeaderSize || len(scratch) < bloom.HeaderSize {
+		return fail(errTruncated, "bloom: truncated filter")
+	}
+	info, err := bloom.Inspect(scratch[:bloom.HeaderSize], uint64(min(bound, maxBits)))
+	switch {
+	case err != nil:
+		return failErr(err)
+	case info.Size > uint64(n):
+		return fail(errTruncated, "bloom: truncated filter")
+	case info.Size < uint64(n):
+		return fail(errCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
+	}
+	return int32(scratch[5])
+}
+
+// sliceReader reads a byte slice, like bytes.Reader.
+type sliceReader struct{ b []byte }
+
+func (r *sliceReader) Read(p []byte) (int, error) {
+	if len(r.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b)
+	r.b = r.b[n:]
+	return n, nil
+}
+
+// decode decodes scratch[0:n], of the kind its header names, and returns a
+// new handle.
+func decode(n uint32, bound float64) int32 {
+	if uint64(n) > uint64(len(scratch)) || n < bloom.HeaderSize {
+		return fail(errTruncated, "bloom: truncated filter")
+	}
+	limit := uint64(min(bound, maxBits))
+	r := &sliceReader{scratch[:n]}
+	var f filter
+	var err error
+	switch scratch[5] {
+	case kindCounting:
+		f, err = bloom.DecodeCounting(r, limit)
+	case kindScalable:
+		f, err = bloom.DecodeScalable(r, limit)
+	default:
+		f, err = bloom.Decode(r, limit)
+	}
+	switch {
+	case err != nil:
+		return failErr(err)
+	case len(r.b) != 0:
+		return fail(errCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
+	}
+	return register(f)
+}
