@@ -283,6 +283,9 @@ func DecodeScalable(r io.Reader, maxBits uint64) (*ScalableFilter, error) {
 		switch {
 		case errors.Is(err, ErrTooLarge):
 			return nil, wrap(ErrCorrupt, "layers hold more bits than the header says")
+		case err == io.ErrUnexpectedEOF && uint64(body.n) == h.payload:
+			// The input did not end: the layers run past the payload length.
+			return nil, wrap(ErrCorrupt, "layers run past the payload length")
 		case err != nil:
 			return nil, err
 		case l.seed != h.seed || l.capacity == 0:
