@@ -13,10 +13,18 @@ import (
 // Growth parameters of a ScalableFilter, as in Almeida et al., "Scalable
 // Bloom Filters" (2007), and RedisBloom: each layer holds twice the keys of
 // the one before at half its false-positive rate. The first layer gets half
-// of the target rate, so the rates of all layers sum to less than the target.
+// of scalableBudget times the target rate, so the rates of all layers sum to
+// less than that.
+//
+// The budget leaves room for chance. With the whole target shared out, the
+// expected rate after 6 full layers is 98.4% of the target, while the real
+// rate of a first layer of 1000 keys has a standard deviation of 4% of its
+// expected value: 2 of 4 key sets of 100 000 keys ended above the target. At
+// 0.8 the expected rate stays below 80% of the target, for 4% more bits at 1%.
 const (
 	scalableGrowth    = 2
 	scalableTightness = 0.5
+	scalableBudget    = 0.8
 )
 
 // A ScalableFilter is a Bloom filter that grows when it fills. It starts as
@@ -43,7 +51,7 @@ func NewScalable(initialCapacity uint64, fpRate float64) (*ScalableFilter, error
 	if math.IsNaN(fpRate) || fpRate <= 0 || fpRate >= 1 {
 		return nil, argError("fpRate", "must be in (0, 1)")
 	}
-	if _, _, err := Optimal(initialCapacity, fpRate*(1-scalableTightness)); err != nil {
+	if _, _, err := Optimal(initialCapacity, fpRate*scalableBudget*(1-scalableTightness)); err != nil {
 		return nil, err
 	}
 	s := &ScalableFilter{capacity: initialCapacity, fpRate: fpRate}
@@ -59,7 +67,7 @@ func (s *ScalableFilter) layerParams(i int) (uint64, float64) {
 	if c > MaxBits {
 		return 0, 0
 	}
-	return uint64(c), s.fpRate * (1 - scalableTightness) * math.Pow(scalableTightness, float64(i))
+	return uint64(c), s.fpRate * scalableBudget * (1 - scalableTightness) * math.Pow(scalableTightness, float64(i))
 }
 
 // grow adds a layer. It reports false when the next layer would exceed
