@@ -1,0 +1,56 @@
+// The browser entry point (js/index.js) in an MV3 extension's service worker,
+// under the CSP the README gives (script-src 'self' 'wasm-unsafe-eval'): a
+// static import, init() on first use, the golden vectors.
+
+import assert from 'node:assert/strict';
+import { cp } from 'node:fs/promises';
+import path from 'node:path';
+import { after, before, test } from 'node:test';
+import {
+  assertVectors,
+  cleanup,
+  copyPackageFiles,
+  e2eDir,
+  launchChromium,
+  loadVectors,
+  tempDir,
+  writeFiles,
+} from './helpers.js';
+
+const manifest = {
+  manifest_version: 3,
+  name: 'edgebloom e2e',
+  version: '1.0.0',
+  background: { service_worker: 'background.js', type: 'module' },
+  content_security_policy: { extension_pages: "script-src 'self' 'wasm-unsafe-eval'; object-src 'self'" },
+};
+
+// Service workers reject dynamic import() and top-level await: a static
+// import, and init() only when asked.
+const background = `
+import * as edgebloom from './edgebloom/index.js';
+import { runChecks } from './check.js';
+self.runChecks = (vectors) => runChecks(edgebloom, vectors);
+self.initCalledAtLoad = (() => { try { new edgebloom.BloomFilter({ bits: 8, hashes: 1 }); return true; } catch (err) { return err.code; } })();
+`;
+
+let browser;
+let dir;
+before(async () => {
+  dir = await tempDir('extension');
+  await writeFiles(dir, { 'manifest.json': manifest, 'background.js': background });
+  await copyPackageFiles(path.join(dir, 'edgebloom'));
+  await cp(path.join(e2eDir, 'check.js'), path.join(dir, 'check.js'));
+  browser = await launchChromium({ extensionDir: dir });
+});
+after(cleanup);
+
+test('MV3 service worker', async () => {
+  const { context } = browser;
+  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
+  assert.match(worker.url(), /^chrome-extension:\/\/[a-p]{32}\/background\.js$/);
+  assert.equal(await worker.evaluate(() => self.initCalledAtLoad), 'ERR_NOT_INITIALIZED', 'the engine before init()');
+  const result = await worker.evaluate((vectors) => self.runChecks(vectors), await loadVectors());
+  assertVectors(result);
+  browser.assertClean();
+});

@@ -1,0 +1,485 @@
+// Shared pieces of the e2e tests: a static server with explicit MIME types,
+// Chromium (Debian's, through playwright-core) that may only talk to
+// 127.0.0.1, child processes run in their own process group, temp dirs, and
+// the golden vectors.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { cp, mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const repoRoot = fileURLToPath(new URL('..', import.meta.url));
+export const e2eDir = fileURLToPath(new URL('.', import.meta.url));
+export const vectorsPath = path.join(repoRoot, 'bloom/testdata/vectors.json');
+
+// ---- temp dirs and cleanup --------------------------------------------------
+
+/** A fresh temp dir; removed by cleanup(). */
+export async function tempDir(prefix) {
+  const dir = await mkdtemp(path.join(tmpdir(), `edgebloom-e2e-${prefix}-`));
+  cleanups.push(() => rm(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const cleanups = [];
+
+/** Runs fn at cleanup(), latest first. */
+export function onCleanup(fn) {
+  cleanups.push(fn);
+}
+
+/** Stops and removes everything started through this module. For `after`. */
+export async function cleanup() {
+  const errors = [];
+  while (cleanups.length) {
+    try {
+      await cleanups.pop()();
+    } catch (err) {
+      errors.push(err);
+    }
+  }
+  if (errors.length) throw new AggregateError(errors, 'e2e cleanup failed');
+}
+
+/** Writes files ({relative path: contents}) under dir, making directories. */
+export async function writeFiles(dir, files) {
+  for (const [name, contents] of Object.entries(files)) {
+    const file = path.join(dir, name);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(file, typeof contents === 'string' ? contents : JSON.stringify(contents, null, 2));
+  }
+}
+
+/** Makes dir/node_modules/edgebloom a link to this repo. */
+export async function linkPackage(dir) {
+  await mkdir(path.join(dir, 'node_modules'), { recursive: true });
+  await symlink(repoRoot, path.join(dir, 'node_modules/edgebloom'), 'dir');
+}
+
+/** Copies the package's runtime files (js/*.js and js/edgebloom.wasm) to dir. */
+export async function copyPackageFiles(dir) {
+  await cp(path.join(repoRoot, 'js'), dir, {
+    recursive: true,
+    filter: (src) => src === path.join(repoRoot, 'js') || /\.(js|wasm)$/.test(src),
+  });
+}
+
+// ---- child processes ----------------------------------------------------------
+
+/**
+ * Runs a command in its own process group and resolves with its output when
+ * it exits with status 0; rejects with the output otherwise. cleanup() kills
+ * the group if it is still running.
+ */
+export function run(cmd, args, { cwd = repoRoot, env = {} } = {}) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, {
+      cwd,
+      env: { ...process.env, ...quietEnv, ...env },
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    let running = true;
+    cleanups.push(() => {
+      if (running) process.kill(-child.pid, 'SIGKILL');
+    });
+    child.on('error', (err) => {
+      running = false;
+      reject(err);
+    });
+    child.on('close', (code, signal) => {
+      running = false;
+      if (code === 0) resolve(output);
+      else reject(new Error(`${cmd} ${args.join(' ')} (in ${cwd}) exited with ${code ?? signal}:\n${output}`));
+    });
+  });
+}
+
+// No telemetry, no update checks, no audit: nothing beyond this machine.
+const quietEnv = {
+  WRANGLER_SEND_METRICS: 'false',
+  WRANGLER_HIDE_BANNER: 'true',
+  CI: '1',
+  NO_COLOR: '1',
+  npm_config_audit: 'false',
+  npm_config_fund: 'false',
+  npm_config_update_notifier: 'false',
+};
+
+/** Runs wrangler from this repo's node_modules. */
+export function wrangler(args, opts) {
+  return run(process.execPath, [path.join(repoRoot, 'node_modules/wrangler/bin/wrangler.js'), ...args], opts);
+}
+
+/**
+ * Bundles the Worker in projectDir (its wrangler.jsonc) with
+ * `wrangler deploy --dry-run` and returns the outdir's entry text and the
+ * names of the modules wrangler emitted.
+ */
+export async function wranglerBundle(projectDir) {
+  const outdir = path.join(projectDir, 'dist');
+  await wrangler(['deploy', '--dry-run', '--outdir', outdir], {
+    cwd: projectDir,
+    env: { WRANGLER_LOG_PATH: path.join(projectDir, 'wrangler-logs') },
+  });
+  const files = await readdir(outdir, { recursive: true });
+  const entry = files.find((f) => f === 'index.js' || f === 'worker.js') ?? files.find((f) => f.endsWith('.js'));
+  return { outdir, files, entry, text: await readFile(path.join(outdir, entry), 'utf8') };
+}
+
+// ---- static server ------------------------------------------------------------
+
+const MIME = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.mjs': 'text/javascript; charset=utf-8',
+  '.json': 'application/json',
+  '.wasm': 'application/wasm',
+  '.map': 'application/json',
+};
+
+/**
+ * A static server on 127.0.0.1 and an ephemeral port.
+ * - pages: {'/path': html or {type, body}} served as given;
+ * - dirs: {'/prefix/': directory} served from disk (no listings, no '..');
+ * - wasmType: the Content-Type of .wasm files ('application/wasm', or
+ *   'application/octet-stream' to make the loader take its arrayBuffer path).
+ * Records every request as `${method} ${url} ${status}`. Closed by cleanup().
+ */
+export async function serve({ pages = {}, dirs = {}, wasmType = 'application/wasm' } = {}) {
+  const log = [];
+  const server = http.createServer(async (req, res) => {
+    const url = new URL(req.url, 'http://127.0.0.1');
+    const reply = (status, type, body) => {
+      log.push(`${req.method} ${url.pathname} ${status}`);
+      res.writeHead(status, { 'Content-Type': type, 'Cache-Control': 'no-store' });
+      res.end(body);
+    };
+    const page = pages[url.pathname];
+    if (page !== undefined) {
+      return typeof page === 'string' ? reply(200, MIME['.html'], page) : reply(200, page.type, page.body);
+    }
+    for (const [prefix, dir] of Object.entries(dirs)) {
+      if (!url.pathname.startsWith(prefix)) continue;
+      const file = path.join(dir, decodeURIComponent(url.pathname.slice(prefix.length)));
+      const ext = path.extname(file);
+      if (!file.startsWith(dir + path.sep) || !(ext in MIME)) break;
+      try {
+        return reply(200, ext === '.wasm' ? wasmType : MIME[ext], await readFile(file));
+      } catch {
+        break;
+      }
+    }
+    reply(404, 'text/plain', 'not found');
+  });
+  await new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  cleanups.push(
+    () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
+  return { origin: `http://127.0.0.1:${server.address().port}`, log };
+}
+
+/** The package's files, for serve({dirs}): /js/ is the repo's js/. */
+export const packageDirs = { '/js/': path.join(repoRoot, 'js'), '/e2e/': e2eDir.replace(/\/$/, '') };
+
+// ---- Chromium -----------------------------------------------------------------
+
+export const chromiumFlags = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  // Belt and braces for "nothing beyond 127.0.0.1": no name resolves.
+  '--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1',
+];
+
+// Schemes that never leave the browser.
+const localSchemes = new Set(['data:', 'blob:', 'about:', 'chrome-extension:', 'chrome:', 'devtools:']);
+
+/**
+ * Launches Debian's Chromium with a fresh profile (closed and removed by
+ * cleanup()). With extensionDir, loads that unpacked extension.
+ * Every request any page makes is recorded in `requests`; one to a host
+ * other than 127.0.0.1 is aborted and recorded in `blocked`. Console errors
+ * and uncaught page errors are recorded in `errors`. assertClean() fails on
+ * either.
+ */
+export async function launchChromium({ extensionDir } = {}) {
+  const userDataDir = await tempDir('profile');
+  const args = [...chromiumFlags];
+  if (extensionDir) args.push(`--disable-extensions-except=${extensionDir}`, `--load-extension=${extensionDir}`);
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath: '/usr/bin/chromium',
+    headless: true,
+    args,
+    // playwright-core turns extensions off by default.
+    ignoreDefaultArgs: extensionDir ? ['--disable-extensions'] : [],
+    timeout: 30_000,
+  });
+  cleanups.push(() => context.close());
+
+  const requests = [];
+  const blocked = [];
+  const errors = [];
+  await context.route('**/*', (route) => {
+    const url = new URL(route.request().url());
+    requests.push(url.href);
+    if (localSchemes.has(url.protocol) || url.hostname === '127.0.0.1') return route.continue();
+    blocked.push(url.href);
+    return route.abort('blockedbyclient');
+  });
+  const watch = (page) => {
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') errors.push(`console error in ${page.url()}: ${msg.text()}`);
+    });
+    page.on('pageerror', (err) => errors.push(`page error in ${page.url()}: ${err.stack ?? err}`));
+  };
+  context.pages().forEach(watch);
+  context.on('page', watch);
+
+  return {
+    context,
+    requests,
+    blocked,
+    errors,
+    /** Fails if any request left 127.0.0.1 or any page logged an error. */
+    assertClean() {
+      assert.deepEqual(blocked, [], 'requests to hosts other than 127.0.0.1');
+      assert.deepEqual(errors, [], 'console errors or page errors');
+    },
+  };
+}
+
+// ---- golden vectors -----------------------------------------------------------
+
+/** bloom/testdata/vectors.json, written by Go. */
+export async function loadVectors() {
+  if (existsSync(vectorsPath)) return JSON.parse(await readFile(vectorsPath, 'utf8'));
+  return nodeVectors();
+}
+
+// Until Go writes bloom/testdata/vectors.json: the same schema, made by the
+// Node entry point, so that every other runtime is checked against Node.
+async function nodeVectors() {
+  console.log(`# ${vectorsPath} is missing: checking against vectors made by the Node entry point`);
+  const eb = await import('../js/node.js');
+  await eb.init();
+  const { toBase64 } = await import('./check.js');
+  const keys = ['', 'a', 'https://example.com/', 'https://example.com/a?b=c#d', 'ключ', '鍵🔑', 'x'.repeat(300)];
+  for (let i = 0; i < 40; i++) keys.push(`https://example.org/page/${i}`);
+  const locations = [
+    { m: 1, k: 1 },
+    { m: 1024, k: 3 },
+    { m: 1000003, k: 7 },
+    { m: 2 ** 32, k: 10 },
+  ].map(({ m, k }) => {
+    const f = new eb.BloomFilter({ bits: m, hashes: k });
+    const positions = keys.map((key) => f.positions(key));
+    f.free();
+    return { m, k, positions };
+  });
+  const probes = [...keys.slice(0, 20), 'absent-1', 'absent-2', 'https://example.com/b'];
+  const specs = [
+    { name: 'classic capacity', kind: 'classic', params: { capacity: 30, errorRate: 0.01 }, added: range(0, 30) },
+    { name: 'classic bits', kind: 'classic', params: { bits: 256, hashes: 4 }, added: [...range(0, 20), 1, 2] },
+    { name: 'counting', kind: 'counting', params: { capacity: 30, errorRate: 0.05 }, added: range(0, 25), removed: [3, 4, 40] },
+    { name: 'scalable', kind: 'scalable', params: { initialCapacity: 8, errorRate: 0.01 }, added: range(0, 45) },
+  ];
+  const C = { classic: eb.BloomFilter, counting: eb.CountingBloomFilter, scalable: eb.ScalableBloomFilter };
+  const filters = specs.map((s) => {
+    const f = new C[s.kind](s.params);
+    const v = { ...s, addResults: s.added.map((i) => f.add(keys[i])) };
+    if (s.removed) v.removeResults = s.removed.map((i) => f.remove(keys[i]));
+    Object.assign(v, { probes, has: probes.map((p) => f.has(p)), bits: f.bits, hashes: f.hashes, count: f.count, setBits: f.setBits });
+    v.base64 = toBase64(f.toBytes());
+    f.free();
+    return v;
+  });
+  return { keys, locations, filters };
+}
+
+function range(from, to) {
+  return Array.from({ length: to - from }, (_, i) => from + i);
+}
+
+/** Asserts a checkVectors result: no failures, and it checked something. */
+export function assertVectors(result) {
+  assert.deepEqual(result.failures, []);
+  assert.ok(result.checked > 0, 'no vector was checked');
+}
+
+// ---- pages that run check.js --------------------------------------------------
+
+/**
+ * A page whose module script runs `module` after a classic script snapshots
+ * the globals (in window.__before; `setup` runs first, in the same classic
+ * script). The module calls window.vectors() and window.report(result),
+ * which openCheckPage provides.
+ */
+export function checkPageHtml({ importMap, setup = '', module }) {
+  return `<!doctype html>
+<meta charset="utf-8">
+<link rel="icon" href="data:,">
+<title>edgebloom e2e</title>
+<script>
+${setup}
+window.__before = { fs: globalThis.fs, process: globalThis.process, path: globalThis.path, Go: globalThis.Go };
+</script>
+${importMap ? `<script type="importmap">${JSON.stringify({ imports: importMap })}</script>` : ''}
+<script type="module">
+${module}
+</script>
+`;
+}
+
+/**
+ * Opens url in a new page of browser (from launchChromium), hands it the
+ * vectors and resolves with what the page reports.
+ */
+export async function openCheckPage(browser, url, vectors) {
+  const page = await browser.context.newPage();
+  let report;
+  const reported = new Promise((resolve) => (report = resolve));
+  await page.exposeFunction('vectors', () => vectors);
+  await page.exposeFunction('report', (result) => report(result));
+  await page.goto(url);
+  const result = await reported;
+  return { page, result };
+}
+
+// ---- Workers --------------------------------------------------------------------
+
+export const compatibilityDate = '2026-04-20';
+
+// A Worker that imports the package by name. Global scope only imports
+// (foreign-go.js first: a global Go like the one syumai/workers installs,
+// which the package must leave alone); init() runs in the handler.
+// GET /before-init tries to make a filter without init(); GET /add does
+// init() and a test-and-add; POST /check runs check.js on the posted vectors.
+const workerSource = `
+import './foreign-go.js';
+import { init, BloomFilter } from 'edgebloom';
+import * as edgebloom from 'edgebloom';
+import { runChecks } from './check.js';
+
+export default {
+  async fetch(request) {
+    const { pathname } = new URL(request.url);
+    if (pathname === '/before-init') {
+      try {
+        new BloomFilter({ bits: 64, hashes: 2 }).free();
+        return Response.json({ code: 'no error' });
+      } catch (err) {
+        return Response.json({ code: err.code });
+      }
+    }
+    if (pathname === '/add') {
+      await init();
+      const f = new BloomFilter({ capacity: 100, errorRate: 0.01 });
+      const added = f.add('https://example.com/');
+      const again = f.add('https://example.com/');
+      f.free();
+      return Response.json({ added, again });
+    }
+    if (pathname === '/check' && request.method === 'POST') {
+      const result = await runChecks(edgebloom, await request.json());
+      return Response.json({ ...result, goIsForeign: new globalThis.Go().foreign === true });
+    }
+    return new Response('not found', { status: 404 });
+  },
+};
+`;
+
+/**
+ * Writes a wrangler project (wrangler.jsonc, src/) to dir and returns its
+ * config. The caller provides node_modules/edgebloom.
+ */
+export async function writeWorkerProject(dir, { flags = [] } = {}) {
+  const config = { name: 'edgebloom-e2e', main: 'src/index.js', compatibility_date: compatibilityDate, compatibility_flags: flags };
+  await writeFiles(dir, {
+    'package.json': { name: 'edgebloom-e2e-worker', private: true, type: 'module' },
+    'wrangler.jsonc': config,
+    'src/index.js': workerSource,
+    'src/foreign-go.js': 'globalThis.Go = class Go { foreign = true; };\n',
+    'src/check.js': await readFile(path.join(e2eDir, 'check.js'), 'utf8'),
+  });
+  return config;
+}
+
+/**
+ * Checks what `wrangler deploy --dry-run` made of the project in dir: the
+ * entry bundles the workerd build of the package, and the wasm is emitted as
+ * a module of its own, byte for byte the package's. Returns the bundle.
+ */
+export async function assertWorkerdBundle(dir, packageDir) {
+  const bundle = await wranglerBundle(dir);
+  // esbuild names each bundled file in a comment: "// <path>".
+  const sources = bundle.text.match(/^\/\/ \S+\.js$/gm).map((line) => line.slice(3));
+  const entries = [...new Set(sources.filter((f) => /\bjs\/(workerd|index|node)\.js$/.test(f)))];
+  assert.deepEqual(entries.map((f) => path.basename(f)), ['workerd.js'], `the package's entry points in the bundle: ${sources}`);
+  const wasm = bundle.files.filter((f) => f.endsWith('.wasm'));
+  assert.equal(wasm.length, 1, `one wasm module in ${bundle.files}`);
+  assert.ok(bundle.text.includes(`\nimport wasmModule from "./${wasm[0]}";\n`), 'the bundle imports the wasm module');
+  const [emitted, original] = await Promise.all([
+    readFile(path.join(bundle.outdir, wasm[0])),
+    readFile(path.join(packageDir, 'js/edgebloom.wasm')),
+  ]);
+  assert.ok(emitted.equals(original), 'the emitted wasm is the package one');
+  return bundle;
+}
+
+/**
+ * Runs a bundle from wranglerBundle in Miniflare (workerd) with the config
+ * from writeWorkerProject; disposed by cleanup().
+ */
+export async function startMiniflare(bundle, config) {
+  const { Miniflare } = await import('miniflare');
+  const mf = new Miniflare({
+    host: '127.0.0.1',
+    port: 0,
+    cf: false,
+    compatibilityDate: config.compatibility_date,
+    compatibilityFlags: config.compatibility_flags,
+    modules: true,
+    modulesRoot: bundle.outdir,
+    scriptPath: path.join(bundle.outdir, bundle.entry),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+  });
+  cleanups.push(() => mf.dispose());
+  await mf.ready;
+  return mf;
+}
+
+/** The checks every Worker test makes against a running Miniflare. */
+export async function assertWorker(mf, vectors) {
+  const get = async (pathname, init) => {
+    const res = await mf.dispatchFetch(`http://worker${pathname}`, init);
+    assert.equal(res.status, 200, `${pathname}: ${res.status}`);
+    return res.json();
+  };
+  // The module loaded without init(): nothing ran at global scope.
+  assert.deepEqual(await get('/before-init'), { code: 'ERR_NOT_INITIALIZED' });
+  assert.deepEqual(await get('/add'), { added: true, again: false });
+  const result = await get('/check', { method: 'POST', body: JSON.stringify(vectors) });
+  assertVectors(result);
+  assert.equal(result.goIsForeign, true, 'the global Go');
+}
