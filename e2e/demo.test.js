@@ -1,0 +1,516 @@
+// The web demo (web-demo/) in headless Chromium: served by web-demo/serve.js,
+// driven through its UI, and checked against the npm module in Node (the
+// node entry gives the same positions as the browser entry the page uses).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import * as eb from 'edgebloom';
+import { cleanup, e2eDir, launchChromium, onCleanup, repoRoot, run, tempDir, vectorsPath } from './helpers.js';
+import { startServer } from '../web-demo/serve.js';
+
+const artifacts = path.join(e2eDir, 'artifacts');
+const DESKTOP = { width: 1280, height: 800 };
+const PHONE = { width: 375, height: 740 };
+
+let server;
+let browser;
+let page;
+
+before(async () => {
+  await eb.init();
+  await mkdir(artifacts, { recursive: true });
+  server = await startServer(0);
+  onCleanup(() => server.close());
+  browser = await launchChromium();
+  page = await browser.context.newPage();
+  await page.setViewportSize(DESKTOP);
+  await page.goto(server.url);
+  await page.waitForSelector('body[data-ready]', { timeout: 20_000 });
+});
+
+after(async () => {
+  await cleanup();
+});
+
+async function shot(name, p = page) {
+  await p.screenshot({ path: path.join(artifacts, `demo-${name}.png`), fullPage: true });
+}
+
+// The cells a key lights up after an add or a test, by class.
+async function marked(selector) {
+  return page.$$eval(`#grid ${selector}`, (cells) => cells.map((c) => Number(c.dataset.i)).sort((a, b) => a - b));
+}
+
+const sorted = (xs) => [...new Set(xs)].sort((a, b) => a - b);
+
+async function setParams({ kind = 'classic', sizing = 'np', n, p, m, k }) {
+  await page.check(`input[name="kind"][value="${kind}"]`);
+  await page.check(`input[name="sizing"][value="${sizing}"]`);
+  if (n !== undefined) await page.fill('#n', String(n));
+  if (p !== undefined) await page.fill('#p', String(p));
+  if (m !== undefined) await page.fill('#m', String(m));
+  if (k !== undefined) await page.fill('#k', String(k));
+}
+
+async function derived(name) {
+  return page.textContent(`#derived dd[data-name^="${name}"]`);
+}
+
+async function addKey(key) {
+  await page.fill('#key', key);
+  await page.press('#key', 'Enter');
+  await page.waitForFunction((k) => document.querySelector('#verdict')?.textContent.includes(`Added "${k}"`), key);
+}
+
+async function testKey(key) {
+  await page.fill('#key', key);
+  await page.click('#test');
+  await page.waitForFunction((k) => document.querySelector('#verdict')?.textContent.includes(`"${k}":`), key);
+  return page.textContent('#verdict');
+}
+
+// readBit reads bit or counter i from a filter's bytes (docs/format.md).
+function valueAt(bytes, kind, i) {
+  if (kind === 'counting') return (bytes[64 + (i >> 1)] >> (i % 2 ? 4 : 0)) & 15;
+  return (bytes[64 + Math.floor(i / 8)] >> i % 8) & 1;
+}
+
+describe('web demo', () => {
+  test('serves only the page and the module, with a CSP and explicit types', async () => {
+    const get = (p) => fetch(new URL(p, server.url));
+    const html = await get('/');
+    assert.equal(html.status, 200);
+    assert.match(html.headers.get('content-type'), /^text\/html/);
+    assert.match(html.headers.get('content-security-policy'), /script-src 'self' 'wasm-unsafe-eval';/);
+    assert.equal((await get('/js/edgebloom.wasm')).headers.get('content-type'), 'application/wasm');
+    assert.match((await get('/js/index.js')).headers.get('content-type'), /^text\/javascript/);
+    for (const p of ['/serve.js', '/js/test/', '/package.json', '/js/../package.json', '/%2e%2e/package.json', '/js/index.d.ts', '/nope.html']) {
+      assert.equal((await get(p)).status, 404, p);
+    }
+    const html0 = await html.text();
+    assert.doesNotMatch(html0, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline scripts');
+    assert.doesNotMatch(html0, /\son[a-z]+=/, 'no inline event handlers');
+    assert.doesNotMatch(html0 + (await (await get('/main.js')).text()) + (await (await get('/style.css')).text()), /https?:\/\/(?!www\.w3\.org\/2000\/svg)(?!127\.0\.0\.1)[a-z]/i);
+  });
+
+  test('derives m and k from n and p, or takes them directly', async () => {
+    await setParams({ n: '1000000', p: '0.0001' });
+    assert.match(await derived('Bits m'), /^19,170,117 \(19\.17 M bits, 2\.28\d MiB\)$/);
+    assert.equal(await derived('Hashes k'), '13');
+    assert.equal(await derived('Bits per key'), '19.17');
+    await setParams({ sizing: 'mk', n: 1000, m: 20000, k: 10 });
+    assert.equal(await derived('Bits per key'), '20.00');
+    assert.match(await derived('False-positive rate'), /^0\.0000889 /);
+    await shot('params-desktop');
+  });
+
+  test('bad parameters get a message next to the field, and the page keeps working', async () => {
+    await setParams({ n: 20, p: '0' });
+    assert.match(await page.textContent('#p-err'), /more than 0 and less than 1/);
+    await page.fill('#p', '1');
+    assert.match(await page.textContent('#p-err'), /more than 0 and less than 1/);
+    await page.fill('#p', '1.5');
+    assert.match(await page.textContent('#p-err'), /more than 0 and less than 1/);
+    assert.equal(await page.getAttribute('#p', 'aria-invalid'), 'true');
+    await page.fill('#n', '0');
+    assert.match(await page.textContent('#n-err'), /at least 1/);
+    await page.click('#create');
+    assert.match(await page.textContent('#n-err'), /at least 1/);
+    await shot('bad-params-desktop');
+    await setParams({ sizing: 'mk', m: 100, k: 0 });
+    assert.match(await page.textContent('#k-err'), /1 to 64/);
+    await setParams({ sizing: 'np', n: 20, p: '5%' });
+    assert.equal(await page.textContent('#n-err'), '');
+    assert.equal(await page.textContent('#p-err'), '');
+    assert.equal(await page.getAttribute('#p', 'aria-invalid'), null);
+  });
+
+  // The page's filter and a mirror in Node made with the same parameters.
+  const keys = ['apple', 'pear', 'kiwi', 'plum', 'https://example.com/', 'ключ'];
+  let mirror;
+
+  test('inserting a key lights exactly its positions, new and already-set bits apart', async () => {
+    await setParams({ n: 20, p: '0.05' });
+    await page.click('#create');
+    mirror = new eb.BloomFilter({ capacity: 20, errorRate: 0.05 });
+    onCleanup(() => mirror.free());
+    assert.equal(await page.$$eval('#grid .c', (c) => c.length), mirror.bits);
+    for (const key of keys) {
+      const positions = mirror.positions(key);
+      const before = mirror.toBytes();
+      const fresh = sorted(positions.filter((p) => !valueAt(before, 'classic', p)));
+      mirror.add(key);
+      await addKey(key);
+      assert.deepEqual(await marked('.c.new, .c.old'), sorted(positions), `cells lit for ${key}`);
+      assert.deepEqual(await marked('.c.new'), fresh, `newly set cells for ${key}`);
+      assert.match(await page.textContent('#verdict'), new RegExp(`bits: ${positions.join(', ')}\\.`));
+    }
+    // Every cell shows the module's bit.
+    const bytes = mirror.toBytes();
+    const set = [];
+    for (let i = 0; i < mirror.bits; i++) if (valueAt(bytes, 'classic', i)) set.push(i);
+    assert.deepEqual(await marked('.c.set'), set);
+    assert.equal(await page.textContent('#keycount'), String(keys.length));
+    await page.waitForTimeout(700); // let the animation end
+    await shot('insert-desktop');
+  });
+
+  test('an absent key is certainly not in the set, naming its zero bits; a present key is probably in it', async () => {
+    let absent;
+    for (let i = 0; !absent; i++) if (!mirror.has(`zebra-${i}`)) absent = `zebra-${i}`;
+    const positions = mirror.positions(absent);
+    const bytes = mirror.toBytes();
+    const zeros = sorted(positions.filter((p) => !valueAt(bytes, 'classic', p)));
+    const verdict = await testKey(absent);
+    assert.match(verdict, /certainly not in the set/);
+    assert.match(verdict, zeros.length === 1 ? new RegExp(`bit ${zeros[0]} is 0`) : /bits .* are 0/);
+    for (const z of zeros) assert.ok(verdict.includes(String(z)), `verdict names zero bit ${z}`);
+    assert.deepEqual(await marked('.c.zero'), zeros);
+    assert.deepEqual(await marked('.c.zero, .c.probe'), sorted(positions));
+    await shot('absent-desktop');
+
+    const present = await testKey('pear');
+    assert.match(present, /"pear": probably in the set/);
+    assert.match(present, /added on this page/);
+    assert.equal(await page.textContent('#explain'), '');
+  });
+
+  // expectedExplanation maps each probed bit to the earlier keys that set it.
+  function expectedExplanation(key, added) {
+    const out = {};
+    for (const p of mirror.positions(key)) out[p] = added.filter((k) => mirror.positions(k).includes(p)).sort();
+    return out;
+  }
+
+  async function shownExplanation() {
+    return page.$$eval('#fplist li', (lis) =>
+      Object.fromEntries(lis.map((li) => [li.dataset.bit, [...li.querySelectorAll('.kname')].map((q) => q.textContent).sort()])),
+    );
+  }
+
+  test('a false positive is explained by the earlier keys that set each bit', async () => {
+    // One found in Node, typed into the page.
+    let fp;
+    for (let i = 0; !fp; i++) if (mirror.has(`word-${i}`)) fp = `word-${i}`;
+    const verdict = await testKey(fp);
+    assert.match(verdict, /probably in the set/);
+    assert.match(verdict, /never added: this is a false positive/);
+    assert.deepEqual(await shownExplanation(), expectedExplanation(fp, keys));
+    await shot('false-positive-desktop');
+
+    // One the page finds itself.
+    await page.fill('#key', '');
+    await page.click('#findfp');
+    await page.waitForFunction(() => /Found after|No false positive/.test(document.querySelector('#verdict').textContent));
+    const found = await page.inputValue('#key');
+    assert.match(await page.textContent('#verdict'), new RegExp(`Found after [0-9,]+ tr(y|ies): "${found}": probably in the set`));
+    assert.ok(mirror.has(found) && !keys.includes(found), `${found} is a false positive`);
+    assert.deepEqual(await shownExplanation(), expectedExplanation(found, keys));
+  });
+
+  test('an empty key gets a message next to the field, and the page keeps working', async () => {
+    await page.fill('#key', '');
+    await page.click('#test');
+    assert.match(await page.textContent('#key-err'), /Type a key first/);
+    await page.press('#key', 'Enter');
+    assert.match(await page.textContent('#key-err'), /Type a key first/);
+    assert.equal(await page.textContent('#keycount'), String(keys.length));
+    await shot('empty-key-desktop');
+    assert.match(await testKey('kiwi'), /probably in the set/);
+    assert.equal(await page.textContent('#key-err'), '');
+  });
+
+  test('counting mode shows counters and removes keys', async () => {
+    await setParams({ kind: 'counting', sizing: 'mk', n: 10, m: 64, k: 3 });
+    await page.click('#create');
+    assert.equal(await page.isVisible('#remove'), true);
+    const c = new eb.CountingBloomFilter({ bits: 64, hashes: 3 });
+    onCleanup(() => c.free());
+    const counters = async () => {
+      const bytes = c.toBytes();
+      const want = Array.from({ length: 64 }, (_, i) => valueAt(bytes, 'counting', i) || '');
+      const got = await page.$$eval('#grid .c', (cells) => cells.map((x) => (x.textContent ? Number(x.textContent) : '')));
+      assert.deepEqual(got, want);
+    };
+    for (const key of ['red', 'green', 'red', 'blue']) {
+      c.add(key);
+      await addKey(key);
+      assert.deepEqual(await marked('.c.new, .c.old'), sorted(c.positions(key)));
+    }
+    await counters();
+    await shot('counting-desktop');
+
+    c.remove('red');
+    await page.fill('#key', 'red');
+    await page.click('#remove');
+    await page.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Removed "red"'));
+    await counters();
+    assert.deepEqual(await marked('.c.dec'), sorted(c.positions('red')));
+    assert.match(await testKey('red'), /probably in the set/); // added twice, removed once
+
+    c.remove('green');
+    await page.fill('#key', 'green');
+    await page.click('#remove');
+    await page.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Removed "green"'));
+    await counters();
+    assert.equal(c.has('green'), (await testKey('green')).includes('probably'));
+
+    // A key never added is not removed, even when the filter says "probably".
+    let fp;
+    for (let i = 0; !fp && i < 100_000; i++) if (c.has(`x${i}`)) fp = `x${i}`;
+    if (fp) {
+      await page.fill('#key', fp);
+      await page.click('#remove');
+      await page.waitForFunction(() => document.querySelector('#verdict').textContent.includes('will not remove'));
+      await counters();
+    }
+    await page.waitForTimeout(700);
+    await shot('counting-removed-desktop');
+  });
+
+  let downloaded;
+  let downloadedCount;
+
+  test('bulk insert of 1,000 URLs draws the fill and the false-positive rate', async () => {
+    await page.check('input[name="kind"][value="classic"]');
+    await page.click('#bulksize');
+    await page.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, { timeout: 30_000 });
+    assert.match(await page.textContent('#bulk-status'), /^Done: added 1,000 URLs\./);
+    assert.match(await page.textContent('#gridcaption'), /each square stands for about/);
+    assert.equal(await page.$$eval('#grid .c', (c) => c.length), 1024);
+    // 21 points: the empty filter and one per batch of 50.
+    assert.equal(await page.$$eval('#chart-fill .meas circle', (c) => c.length), 21);
+    assert.equal(await page.$$eval('#chart-fpr path.theory', (c) => c.length), 1);
+    assert.equal(await page.$$eval('#chart-fpr path.est', (c) => c.length), 1);
+    const measured = Number((await page.textContent('#bulk-status')).match(/([0-9.]+) % measured/)?.[1] ?? NaN);
+    assert.ok(measured < 5, `measured FPR ${measured} % near the 1 % target`);
+    await page.locator('#bulk-h').scrollIntoViewIfNeeded();
+    await shot('bulk-desktop');
+
+    // The downloaded bytes are the filter: 1,000 keys, m and k of n = 1000, p = 1 %.
+    const [dl] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
+    downloaded = path.join(await tempDir('demo-dl'), dl.suggestedFilename());
+    await dl.saveAs(downloaded);
+    const f = eb.fromBytes(await readFile(downloaded));
+    const want = eb.optimal(1000, 0.01);
+    assert.deepEqual([f.kind, f.bits, f.hashes], ['classic', want.bits, want.hashes]);
+    // The count is of adds that set a bit: a false positive among the 1,000 is not counted.
+    assert.ok(f.count > 980 && f.count <= 1000, `count ${f.count}`);
+    downloadedCount = f.count;
+    f.free();
+  });
+
+  async function openFile(file) {
+    await page.setInputFiles('#file', file);
+    await page.waitForFunction(
+      (name) => document.querySelector('#file-err').textContent || document.querySelector('#fileinfo').textContent.includes(name),
+      path.basename(file),
+    );
+  }
+
+  test('a downloaded filter opens again', async () => {
+    await openFile(downloaded);
+    assert.equal(await page.textContent('#file-err'), '');
+    const count = downloadedCount.toLocaleString('en-US');
+    assert.match(await page.textContent('#fileinfo'), new RegExp(`Keys added${count}`));
+    assert.match(await page.textContent('#status'), new RegExp(`Opened .*: a classic filter with ${count} keys`));
+  });
+
+  test('filters written by Go open, show their parameters and answer like Go', async () => {
+    const vectors = await goFilters();
+    const dir = await tempDir('demo-go');
+    let checked = 0;
+    for (const v of vectors) {
+      const file = path.join(dir, `${v.name.replace(/\W+/g, '-')}.bloom`);
+      await writeFile(file, Buffer.from(v.base64, 'base64'));
+      await page.setInputFiles('#file', []);
+      await openFile(file);
+      assert.equal(await page.textContent('#file-err'), '', v.name);
+      const info = await page.textContent('#fileinfo');
+      assert.match(info, new RegExp(`Kind${v.kind}`), v.name);
+      assert.match(info, new RegExp(`Keys added${v.count.toLocaleString('en-US')}(?![0-9])`), v.name);
+      for (const [i, key] of v.probes.entries()) {
+        if (key === '') continue; // the page asks for a key instead
+        const verdict = await testKey(key);
+        assert.match(verdict, v.has[i] ? /probably in the set/ : /certainly not in the set/, `${v.name}: ${key}`);
+        checked++;
+      }
+      if (v.kind === 'counting') await shot('go-counting-desktop');
+    }
+    assert.ok(checked > 20, `checked ${checked} answers`);
+  });
+
+  test('a file that is not a filter gets a message next to the field, and the page keeps working', async () => {
+    const dir = await tempDir('demo-bad');
+    const text = path.join(dir, 'notes.txt');
+    await writeFile(text, 'this is not a Bloom filter, just some text that is long enough to have a header');
+    await openFile(text);
+    assert.match(await page.textContent('#file-err'), /not an edgebloom filter/);
+    assert.equal(await page.getAttribute('#file', 'aria-invalid'), 'true');
+    await shot('bad-file-desktop');
+
+    const damaged = path.join(dir, 'damaged.bloom');
+    const bytes = await readFile(downloaded);
+    bytes[80] ^= 0xff;
+    await writeFile(damaged, bytes);
+    await page.setInputFiles('#file', []);
+    await openFile(damaged);
+    assert.match(await page.textContent('#file-err'), /damaged|checksum/);
+
+    const short = path.join(dir, 'short.bloom');
+    await writeFile(short, bytes.subarray(0, 30));
+    await page.setInputFiles('#file', []);
+    await openFile(short);
+    assert.match(await page.textContent('#file-err'), /cut short/);
+
+    // The page still works: a fresh filter takes keys.
+    await setParams({ kind: 'classic', sizing: 'np', n: 20, p: '0.05' });
+    await page.click('#create');
+    await addKey('still works');
+    assert.match(await testKey('still works'), /probably in the set/);
+  });
+
+  test('phone-sized viewport: readable, no sideways scrolling', async () => {
+    const phone = await browser.context.newPage();
+    onCleanup(() => phone.close());
+    await phone.setViewportSize(PHONE);
+    await phone.goto(server.url);
+    await phone.waitForSelector('body[data-ready]');
+    const fits = () => phone.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth);
+    assert.ok(await fits(), 'no horizontal scroll at 375px');
+    await shot('start-phone', phone);
+    for (const key of ['apple', 'pear', 'kiwi']) {
+      await phone.fill('#key', key);
+      await phone.press('#key', 'Enter');
+    }
+    await phone.click('#findfp');
+    await phone.waitForFunction(() => /Found after|No false positive/.test(document.querySelector('#verdict').textContent));
+    await phone.waitForTimeout(700);
+    assert.ok(await fits(), 'no horizontal scroll with a verdict');
+    await shot('false-positive-phone', phone);
+    await phone.click('#bulksize');
+    await phone.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, { timeout: 30_000 });
+    assert.ok(await fits(), 'no horizontal scroll with the charts');
+    await shot('bulk-phone', phone);
+  });
+
+  test('keyboard: every control is reachable with Tab', async () => {
+    await page.goto(server.url);
+    await page.waitForSelector('body[data-ready]');
+    const reached = new Set();
+    for (let i = 0; i < 40; i++) {
+      await page.keyboard.press('Tab');
+      reached.add(await page.evaluate(() => document.activeElement.id || document.activeElement.name || document.activeElement.className));
+    }
+    for (const id of ['n', 'p', 'create', 'key', 'add', 'test', 'findfp', 'bulk', 'download', 'file']) assert.ok(reached.has(id), `Tab reaches #${id}`);
+    // Adding by keyboard alone.
+    await page.focus('#key');
+    await page.keyboard.type('typed');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Added "typed"'));
+  });
+
+  test('no console errors, and no request left 127.0.0.1', () => {
+    browser.assertClean();
+    const hosts = new Set(browser.requests.map((u) => new URL(u)).filter((u) => u.protocol.startsWith('http')).map((u) => u.host));
+    assert.deepEqual([...hosts], [new URL(server.url).host]);
+  });
+});
+
+// goFilters returns filters written by Go: the golden vectors when
+// bloom/testdata/vectors.json exists, else ones made now by a tiny Go
+// program. Each is { name, kind, count, probes, has, base64 }.
+async function goFilters() {
+  if (existsSync(vectorsPath)) {
+    const v = JSON.parse(await readFile(vectorsPath, 'utf8'));
+    const out = (v.filters ?? [])
+      .filter((f) => f.base64 && Array.isArray(f.probes) && Array.isArray(f.has))
+      .map((f) => ({ name: f.name, kind: f.kind, count: f.count ?? eb.fromBytes(Buffer.from(f.base64, 'base64')).count, probes: f.probes, has: f.has, base64: f.base64 }));
+    if (out.length) return out;
+  }
+  const dir = await tempDir('demo-gen');
+  await writeFile(
+    path.join(dir, 'go.mod'),
+    `module demogen\n\ngo 1.24\n\nrequire (\n\tgithub.com/edgebloom/edgebloom v0.0.0\n\tgithub.com/cespare/xxhash/v2 v2.3.0 // indirect\n)\n\nreplace github.com/edgebloom/edgebloom => ${repoRoot}\n`,
+  );
+  await copyFile(path.join(repoRoot, 'go.sum'), path.join(dir, 'go.sum'));
+  await writeFile(path.join(dir, 'main.go'), GO_GEN);
+  const out = await run('go', ['run', '.'], { cwd: dir, env: { GOFLAGS: '-mod=mod', GOPROXY: 'off', GOWORK: 'off' } });
+  return JSON.parse(out);
+}
+
+const GO_GEN = `package main
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+type filter interface {
+	AddString(string) bool
+	HasString(string) bool
+	Count() uint64
+	MarshalBinary() ([]byte, error)
+}
+
+type vector struct {
+	Name   string   \`json:"name"\`
+	Kind   string   \`json:"kind"\`
+	Count  uint64   \`json:"count"\`
+	Probes []string \`json:"probes"\`
+	Has    []bool   \`json:"has"\`
+	Base64 string   \`json:"base64"\`
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	return v
+}
+
+func main() {
+	var keys, probes []string
+	for i := 0; i < 30; i++ {
+		keys = append(keys, fmt.Sprintf("https://example.org/page/%d", i))
+	}
+	keys = append(keys, "ключ", "鍵🔑")
+	probes = append(probes, keys[:8]...)
+	probes = append(probes, "ключ", "鍵🔑")
+	for i := 0; i < 12; i++ {
+		probes = append(probes, fmt.Sprintf("https://example.net/absent/%d", i))
+	}
+	c := must(bloom.NewCounting(40, 0.05))
+	filters := []struct {
+		name, kind string
+		f          filter
+	}{
+		{"go classic", "classic", must(bloom.New(40, 0.01))},
+		{"go counting", "counting", c},
+		{"go scalable", "scalable", must(bloom.NewScalable(8, 0.01))},
+	}
+	var out []vector
+	for _, x := range filters {
+		for _, k := range keys {
+			x.f.AddString(k)
+		}
+		if x.kind == "counting" {
+			c.RemoveString(keys[0])
+		}
+		v := vector{Name: x.name, Kind: x.kind, Count: x.f.Count(), Probes: probes}
+		for _, p := range probes {
+			v.Has = append(v.Has, x.f.HasString(p))
+		}
+		v.Base64 = base64.StdEncoding.EncodeToString(must(x.f.MarshalBinary()))
+		out = append(out, v)
+	}
+	must(0, json.NewEncoder(os.Stdout).Encode(out))
+}
+`;
