@@ -114,6 +114,10 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 			return h, wrap(ErrCorrupt, "k out of range")
 		case h.parts != 0:
 			return h, wrap(ErrCorrupt, "parts must be 0")
+		case h.kind == kindCounting && h.count > math.MaxInt64:
+			// CountingFilter keeps a signed count; a larger one would not
+			// encode back to the same bytes.
+			return h, wrap(ErrCorrupt, "count out of range")
 		case h.payload != 8*payloadWords(h.kind, h.m):
 			return h, wrap(ErrCorrupt, "payload length does not match m")
 		}

@@ -32,11 +32,10 @@ const (
 var le = binary.LittleEndian
 
 // sampleFilters returns a small filter of each kind with some keys in it.
-func sampleFilters(t *testing.T) []struct {
+func sampleFilters() []struct {
 	name string
 	f    set
 } {
-	t.Helper()
 	classic := must(New(100, 0.01))
 	seeded := must(NewWithSeed(100, 3, 0xfeedface))
 	counting := must(NewCountingWithSize(100, 4))
@@ -165,7 +164,7 @@ func roundTrip(t *testing.T, f set) {
 }
 
 func TestRoundTrip(t *testing.T) {
-	for _, tt := range sampleFilters(t) {
+	for _, tt := range sampleFilters() {
 		t.Run(tt.name, func(t *testing.T) { roundTrip(t, tt.f) })
 	}
 	t.Run("empty", func(t *testing.T) {
@@ -210,7 +209,7 @@ func TestUnmarshalReplaces(t *testing.T) {
 
 // TestHeader checks every header field of each kind against the format.
 func TestHeader(t *testing.T) {
-	for _, tt := range sampleFilters(t) {
+	for _, tt := range sampleFilters() {
 		t.Run(tt.name, func(t *testing.T) {
 			b := must(tt.f.MarshalBinary())
 			want := map[int]uint64{
@@ -316,7 +315,7 @@ func firstLayer(b []byte) []byte {
 func TestDecodeErrors(t *testing.T) {
 	encodings := map[string][]byte{}
 	filters := map[string]set{}
-	for _, tt := range sampleFilters(t) {
+	for _, tt := range sampleFilters() {
 		encodings[tt.name], filters[tt.name] = must(tt.f.MarshalBinary()), tt.f
 	}
 	put64 := func(off int, v uint64) func([]byte) { return func(b []byte) { le.PutUint64(b[off:], v) } }
@@ -369,6 +368,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"k zero", "classic", "", put32(offK, 0), ErrCorrupt},
 		{"k above MaxHashes", "counting", "", put32(offK, MaxHashes+1), ErrCorrupt},
 		{"parts in classic", "classic", "", put32(offParts, 1), ErrCorrupt},
+		{"counting count above MaxInt64", "counting", "", both(put64(offCount, 1<<63), reseal), ErrCorrupt},
 		{"payload length", "classic", "", put64(offPayload, 8*12), ErrCorrupt},
 		{"capacity without rate", "classic", "", put64(offRate, 0), ErrCorrupt},
 		{"rate without capacity", "classic", "", put64(offCapacity, 0), ErrCorrupt},
@@ -443,7 +443,7 @@ func TestDecodeErrors(t *testing.T) {
 }
 
 func TestDecodeTrailingBytes(t *testing.T) {
-	for _, tt := range sampleFilters(t) {
+	for _, tt := range sampleFilters() {
 		t.Run(tt.name, func(t *testing.T) {
 			g := newOfKind(kindOf(tt.f))
 			err := g.UnmarshalBinary(append(must(tt.f.MarshalBinary()), 0))
@@ -497,7 +497,7 @@ func TestDecodeTruncated(t *testing.T) {
 }
 
 func TestDecodeBound(t *testing.T) {
-	for _, tt := range sampleFilters(t) {
+	for _, tt := range sampleFilters() {
 		t.Run(tt.name, func(t *testing.T) {
 			b, m := must(tt.f.MarshalBinary()), tt.f.NumBits()
 			decode := decodeFunc(kindOf(tt.f))
@@ -608,7 +608,7 @@ func (w *failingWriter) Write(b []byte) (int, error) {
 }
 
 func TestWriteToError(t *testing.T) {
-	for _, tt := range sampleFilters(t) {
+	for _, tt := range sampleFilters() {
 		t.Run(tt.name, func(t *testing.T) {
 			size := int(tt.f.EncodedSize())
 			for _, limit := range []int{0, 10, headerSize, headerSize + 1, size - checksumSize, size - 1} {
@@ -622,7 +622,7 @@ func TestWriteToError(t *testing.T) {
 }
 
 func TestInspect(t *testing.T) {
-	for _, tt := range sampleFilters(t) {
+	for _, tt := range sampleFilters() {
 		t.Run(tt.name, func(t *testing.T) {
 			b := must(tt.f.MarshalBinary())
 			info, err := Inspect(b[:HeaderSize], MaxBits)
