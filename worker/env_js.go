@@ -1,0 +1,53 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/syumai/workers/cloudflare"
+)
+
+// newServer reads the token from the Worker's environment (a secret or a
+// var) and reaches the shards through the SHARDS Durable Object binding.
+// Both exist only inside a request, so they are looked up per call.
+func newServer() *Server {
+	return &Server{
+		Token:   func() string { return cloudflare.Getenv("EDGEBLOOM_TOKEN") },
+		Objects: durableObjects{binding: "SHARDS"},
+	}
+}
+
+// durableObjects sends internal requests to Durable Objects named by
+// idFromName, through the stub's fetch.
+type durableObjects struct{ binding string }
+
+func (d durableObjects) Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
+	ns, err := cloudflare.NewDurableObjectNamespace(d.binding)
+	if err != nil {
+		return nil, err
+	}
+	stub, err := ns.Get(ns.IdFromName(object))
+	if err != nil {
+		return nil, err
+	}
+	var req *http.Request
+	if body == nil {
+		// A GET with a body, even an empty one, is refused by workerd.
+		req, err = http.NewRequestWithContext(ctx, method, "https://shard"+path, nil)
+	} else {
+		req, err = http.NewRequestWithContext(ctx, method, "https://shard"+path, bytes.NewReader(body))
+	}
+	if err != nil {
+		return nil, err
+	}
+	req.Header = header
+	res, err := stub.Fetch(req)
+	if err == nil && res.StatusCode == http.StatusNoContent {
+		// A 204 has a null body, which syumai/workers cannot read.
+		res.Body = http.NoBody
+	}
+	return res, err
+}

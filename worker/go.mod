@@ -1,0 +1,15 @@
+module github.com/edgebloom/edgebloom/worker
+
+// The Cloudflare Worker is its own module so that importers of the library
+// never pull in github.com/syumai/workers.
+
+go 1.24
+
+require (
+	github.com/edgebloom/edgebloom v0.0.0
+	github.com/syumai/workers v0.32.0
+)
+
+require github.com/cespare/xxhash/v2 v2.3.0 // indirect
+
+replace github.com/edgebloom/edgebloom => ../

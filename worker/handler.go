@@ -1,0 +1,570 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/worker/snapshot"
+)
+
+// Limits of the HTTP API.
+const (
+	maxBodyBytes = 1 << 20 // a request body, 1 MiB
+	maxKeys      = 10_000  // keys in one add or check
+	maxKeyBytes  = 8 << 10 // one key, 8 KiB of UTF-8
+	maxShards    = 64      // shards of one filter; each request fans out to all of them at most
+	maxNameBytes = 64
+	// maxShardBits bounds one shard's bitset: 2^27 bits, 16 MiB. A Durable
+	// Object isolate has 128 MB; the shard holds its bitset in wasm memory
+	// and persisting it needs its encoding twice more (in wasm and in JS),
+	// so 16 MiB keeps the peak near 50 MB, well under the 40 MB per bitset
+	// the design allows.
+	maxShardBits = 1 << 27
+)
+
+// Server is the HTTP front of the edge service: it authenticates, validates
+// and routes each key to its shard, a Durable Object reached through
+// Objects. It is plain net/http, so it runs under syumai/workers in workerd
+// and under httptest on the host alike.
+type Server struct {
+	// Token returns the bearer token clients must send; "" refuses every
+	// request with 500, so an unset secret never opens the service.
+	Token   func() string
+	Objects Objects
+}
+
+// apiError is an error with its HTTP status and machine-readable code.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+}
+
+func (e *apiError) Error() string { return e.Code + ": " + e.Message }
+
+func errorf(status int, code, format string, args ...any) *apiError {
+	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"error":{"code":"internal","message":"encoding the response failed"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(b)+1))
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
+
+func writeError(w http.ResponseWriter, err error) {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = errorf(http.StatusInternalServerError, "internal", "%v", err)
+	}
+	if ae.Status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="edgebloom"`)
+	}
+	writeJSON(w, ae.Status, map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
+}
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if err := s.serve(w, r); err != nil {
+		writeError(w, err)
+	}
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
+	if err := s.authenticate(r); err != nil {
+		return err
+	}
+	name, action, ok := splitPath(r.URL.Path)
+	if !ok {
+		return errorf(http.StatusNotFound, "not_found", "no such endpoint: %s", r.URL.Path)
+	}
+	allowed := map[string]string{"": "PUT, GET, DELETE", "add": "POST", "check": "POST", "snapshot": "GET"}[action]
+	if !methodIn(r.Method, allowed) {
+		w.Header().Set("Allow", allowed)
+		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on this endpoint; allowed: %s", r.Method, allowed)
+	}
+	if err := checkName(name); err != nil {
+		return err
+	}
+	ctx := r.Context()
+	switch action + " " + r.Method {
+	case " PUT":
+		return s.create(ctx, w, r, name)
+	case " GET":
+		return s.stats(ctx, w, name)
+	case " DELETE":
+		return s.remove(ctx, w, name)
+	case "add POST", "check POST":
+		return s.keys(ctx, w, r, name, action)
+	case "snapshot GET":
+		return s.snapshot(ctx, w, name)
+	}
+	return errorf(http.StatusNotFound, "not_found", "no such endpoint")
+}
+
+func (s *Server) authenticate(r *http.Request) error {
+	token := ""
+	if s.Token != nil {
+		token = s.Token()
+	}
+	if token == "" {
+		return errorf(http.StatusInternalServerError, "not_configured", "the service has no EDGEBLOOM_TOKEN set")
+	}
+	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(token)) != 1 {
+		return errorf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <EDGEBLOOM_TOKEN>")
+	}
+	return nil
+}
+
+// splitPath splits /v1/filters/{name}[/{action}].
+func splitPath(p string) (name, action string, ok bool) {
+	rest, ok := strings.CutPrefix(p, "/v1/filters/")
+	if !ok {
+		return "", "", false
+	}
+	name, action, _ = strings.Cut(rest, "/")
+	switch action {
+	case "", "add", "check", "snapshot":
+		return name, action, name != ""
+	}
+	return "", "", false
+}
+
+func checkName(name string) error {
+	ok := len(name) <= maxNameBytes
+	for i := 0; ok && i < len(name); i++ {
+		c := name[i]
+		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' && i > 0
+	}
+	if !ok {
+		return errorf(http.StatusBadRequest, "invalid_name", "a filter name is 1 to %d of A-Z a-z 0-9 - _ . and does not start with a dot", maxNameBytes)
+	}
+	return nil
+}
+
+// readJSON reads a body of at most maxBodyBytes and decodes it strictly.
+func readJSON(r *http.Request, v any) error {
+	if r.ContentLength > maxBodyBytes {
+		return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is %d bytes; the limit is %d", r.ContentLength, maxBodyBytes)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is over the limit of %d bytes", maxBodyBytes)
+	} else if err != nil {
+		return errorf(http.StatusBadRequest, "invalid_json", "reading the body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return errorf(http.StatusBadRequest, "invalid_json", "%v", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errorf(http.StatusBadRequest, "invalid_json", "data after the JSON value")
+	}
+	return nil
+}
+
+// shardCapacity is the capacity of each shard: the filter's, split evenly.
+func shardCapacity(p filterParams) uint64 {
+	return (p.Capacity + uint64(p.Shards) - 1) / uint64(p.Shards)
+}
+
+// shardParamsOf returns the X-Edgebloom-Shard header of shard i.
+func shardParamsOf(name string, p filterParams, i int) http.Header {
+	b, _ := json.Marshal(shardParams{Filter: name, Index: i, Capacity: shardCapacity(p), ErrorRate: p.ErrorRate, Generation: p.Generation})
+	return http.Header{shardHeader: {string(b)}, "Content-Type": {"application/json"}}
+}
+
+func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Request, name string) error {
+	var req struct {
+		Capacity  *float64 `json:"capacity"`
+		ErrorRate *float64 `json:"errorRate"`
+		Shards    *float64 `json:"shards"`
+	}
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	p, err := validParams(req.Capacity, req.ErrorRate, req.Shards)
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(p)
+	res, err := s.call(ctx, metaObject(name), "PUT", "/meta", nil, body)
+	if err != nil {
+		return err
+	}
+	var got filterParams
+	if err := decodeResponse(res, &got); err != nil {
+		return err
+	}
+	return describe(w, res.StatusCode, name, got)
+}
+
+func validParams(capacity, errorRate, shards *float64) (filterParams, error) {
+	bad := func(format string, args ...any) (filterParams, error) {
+		return filterParams{}, errorf(http.StatusBadRequest, "invalid_params", format, args...)
+	}
+	n := 1.0
+	if shards != nil {
+		n = *shards
+	}
+	switch {
+	case capacity == nil || *capacity < 1 || *capacity > 1<<53 || *capacity != math.Trunc(*capacity):
+		return bad(`"capacity" must be an integer from 1 to 2^53`)
+	case errorRate == nil || !(*errorRate > 0 && *errorRate < 1):
+		return bad(`"errorRate" must be a number between 0 and 1 (exclusive)`)
+	case n < 1 || n > maxShards || n != math.Trunc(n):
+		return bad(`"shards" must be an integer from 1 to %d`, maxShards)
+	}
+	p := filterParams{Capacity: uint64(*capacity), ErrorRate: *errorRate, Shards: int(n)}
+	m, _, err := bloom.Optimal(shardCapacity(p), p.ErrorRate)
+	if err != nil {
+		return bad("%v", err)
+	}
+	if m > maxShardBits {
+		need := (float64(m)*float64(p.Shards) + maxShardBits - 1) / maxShardBits
+		return bad("each of %d shards would need %d bits, more than the %d a shard may hold; use at least %d shards", p.Shards, m, maxShardBits, int(need))
+	}
+	return p, nil
+}
+
+// describe writes a filter's parameters and per-shard sizes.
+func describe(w http.ResponseWriter, status int, name string, p filterParams) error {
+	m, k, _ := bloom.Optimal(shardCapacity(p), p.ErrorRate)
+	writeJSON(w, status, map[string]any{
+		"name": name, "capacity": p.Capacity, "errorRate": p.ErrorRate, "shards": p.Shards,
+		"shardCapacity": shardCapacity(p), "shardBits": m, "hashes": k, "bits": m * uint64(p.Shards),
+	})
+	return nil
+}
+
+// call sends one internal request and turns transport failures into 502.
+func (s *Server) call(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
+	if header == nil {
+		header = http.Header{}
+	}
+	if body != nil {
+		header.Set("Content-Type", "application/json")
+	}
+	res, err := s.Objects.Fetch(ctx, object, method, path, header, body)
+	if err != nil {
+		return nil, errorf(http.StatusBadGateway, "shard_unavailable", "%s: %v", object, err)
+	}
+	return res, nil
+}
+
+// decodeResponse decodes a 2xx JSON answer into v, or returns the error the
+// object answered with.
+func decodeResponse(res *http.Response, v any) error {
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return errorf(http.StatusBadGateway, "shard_unavailable", "reading an internal response: %v", err)
+	}
+	if res.StatusCode >= 300 {
+		return objectError(res.StatusCode, body)
+	}
+	if v == nil {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return errorf(http.StatusBadGateway, "shard_protocol", "an internal response is not the expected JSON: %v", err)
+	}
+	return nil
+}
+
+func objectError(status int, body []byte) error {
+	var e struct {
+		Error *struct{ Code, Message string } `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error == nil {
+		return errorf(http.StatusBadGateway, "shard_protocol", "an internal request failed with status %d: %.200s", status, body)
+	}
+	return errorf(status, e.Error.Code, "%s", e.Error.Message)
+}
+
+// params returns the parameters of an existing filter, or 404.
+func (s *Server) params(ctx context.Context, name string) (filterParams, error) {
+	var p filterParams
+	res, err := s.call(ctx, metaObject(name), "GET", "/meta", nil, nil)
+	if err != nil {
+		return p, err
+	}
+	if res.StatusCode == http.StatusNotFound {
+		res.Body.Close()
+		return p, errorf(http.StatusNotFound, "not_found", "no filter named %q", name)
+	}
+	return p, decodeResponse(res, &p)
+}
+
+// fanOut runs do for shards 0..n-1 concurrently and returns the first error.
+func fanOut(n int, do func(i int) error) error {
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = do(i)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Server) keys(ctx context.Context, w http.ResponseWriter, r *http.Request, name, action string) error {
+	var req struct {
+		Keys *[]string `json:"keys"`
+	}
+	if err := readJSON(r, &req); err != nil {
+		return err
+	}
+	switch {
+	case req.Keys == nil:
+		return errorf(http.StatusBadRequest, "invalid_params", `the body must be {"keys": [string, ...]}`)
+	case len(*req.Keys) > maxKeys:
+		return errorf(http.StatusRequestEntityTooLarge, "too_many_keys", "%d keys; the limit is %d a request", len(*req.Keys), maxKeys)
+	}
+	keys := *req.Keys
+	for i, k := range keys {
+		if len(k) > maxKeyBytes {
+			return errorf(http.StatusBadRequest, "key_too_long", "key %d is %d bytes; the limit is %d", i, len(k), maxKeyBytes)
+		}
+	}
+	p, err := s.params(ctx, name)
+	if err != nil {
+		return err
+	}
+	// Group the keys by shard, remembering where each came from.
+	router := snapshot.Router(p.Shards)
+	groups := make([][]int, p.Shards)
+	for i, k := range keys {
+		sh := snapshot.Route(router, k)
+		groups[sh] = append(groups[sh], i)
+	}
+	results := make([]bool, len(keys))
+	field := map[string]string{"add": "added", "check": "present"}[action]
+	err = fanOut(p.Shards, func(sh int) error {
+		if len(groups[sh]) == 0 {
+			return nil
+		}
+		sub := make([]string, len(groups[sh]))
+		for j, i := range groups[sh] {
+			sub[j] = keys[i]
+		}
+		body, _ := json.Marshal(map[string][]string{"keys": sub})
+		res, err := s.call(ctx, shardObject(name, sh), "POST", "/"+action, shardParamsOf(name, p, sh), body)
+		if err != nil {
+			return err
+		}
+		var out map[string][]bool
+		if err := decodeResponse(res, &out); err != nil {
+			return err
+		}
+		if len(out[field]) != len(sub) {
+			return errorf(http.StatusBadGateway, "shard_protocol", "shard %d answered %d results for %d keys", sh, len(out[field]), len(sub))
+		}
+		for j, i := range groups[sh] {
+			results[i] = out[field][j]
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string][]bool{field: results})
+	return nil
+}
+
+func (s *Server) shardStats(ctx context.Context, name string, p filterParams) ([]shardStats, error) {
+	stats := make([]shardStats, p.Shards)
+	err := fanOut(p.Shards, func(sh int) error {
+		res, err := s.call(ctx, shardObject(name, sh), "GET", "/stats", shardParamsOf(name, p, sh), nil)
+		if err != nil {
+			return err
+		}
+		return decodeResponse(res, &stats[sh])
+	})
+	return stats, err
+}
+
+func (s *Server) stats(ctx context.Context, w http.ResponseWriter, name string) error {
+	p, err := s.params(ctx, name)
+	if err != nil {
+		return err
+	}
+	stats, err := s.shardStats(ctx, name, p)
+	if err != nil {
+		return err
+	}
+	type shardOut struct {
+		Index    int    `json:"index"`
+		Capacity uint64 `json:"capacity"`
+		shardStats
+	}
+	var total shardStats
+	var est float64
+	per := make([]shardOut, len(stats))
+	for i, st := range stats {
+		per[i] = shardOut{Index: i, Capacity: shardCapacity(p), shardStats: st}
+		total.Bits += st.Bits
+		total.Hashes = st.Hashes
+		total.Count += st.Count
+		total.SetBits += st.SetBits
+		total.ByteLength += st.ByteLength
+		if st.EstimatedCount == nil {
+			est = math.Inf(1)
+		} else {
+			est += *st.EstimatedCount
+		}
+		// A key never added goes to one shard, each as likely: the filter's
+		// false-positive rate is the mean of the shards'.
+		total.EstimatedErrorRate += st.EstimatedErrorRate / float64(len(stats))
+	}
+	if !math.IsInf(est, 1) {
+		total.EstimatedCount = &est
+	}
+	if total.Bits > 0 {
+		total.FillRatio = float64(total.SetBits) / float64(total.Bits)
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"name": name, "capacity": p.Capacity, "errorRate": p.ErrorRate, "shards": p.Shards,
+		"total": total, "perShard": per,
+	})
+	return nil
+}
+
+func (s *Server) remove(ctx context.Context, w http.ResponseWriter, name string) error {
+	res, err := s.call(ctx, metaObject(name), "DELETE", "/meta", nil, nil)
+	if err != nil {
+		return err
+	}
+	if res.StatusCode == http.StatusNotFound {
+		res.Body.Close()
+		return errorf(http.StatusNotFound, "not_found", "no filter named %q", name)
+	}
+	var p filterParams
+	if err := decodeResponse(res, &p); err != nil {
+		return err
+	}
+	// The parameters are gone, so no request reaches the shards any more;
+	// a shard whose delete fails here is reset by the generation check when
+	// a filter of the same name is made again.
+	err = fanOut(p.Shards, func(sh int) error {
+		res, err := s.call(ctx, shardObject(name, sh), "DELETE", "/shard", shardParamsOf(name, p, sh), nil)
+		if err != nil {
+			return err
+		}
+		return decodeResponse(res, nil)
+	})
+	if err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// encodedSize is the length of a shard's plain encoding, known from the
+// parameters alone.
+func encodedSize(p filterParams) uint64 {
+	m, _, _ := bloom.Optimal(shardCapacity(p), p.ErrorRate)
+	return bloom.HeaderSize + 8*((m+63)/64) + 8
+}
+
+func (s *Server) shardSnapshot(ctx context.Context, name string, p filterParams, sh int) ([]byte, error) {
+	res, err := s.call(ctx, shardObject(name, sh), "GET", "/snapshot", shardParamsOf(name, p, sh), nil)
+	if err != nil {
+		return nil, err
+	}
+	if res.StatusCode >= 300 {
+		return nil, decodeResponse(res, nil)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil, errorf(http.StatusBadGateway, "shard_unavailable", "reading shard %d's snapshot: %v", sh, err)
+	}
+	if uint64(len(b)) != encodedSize(p) {
+		return nil, errorf(http.StatusBadGateway, "shard_protocol", "shard %d's snapshot is %d bytes, want %d", sh, len(b), encodedSize(p))
+	}
+	return b, nil
+}
+
+// snapshot writes the plain encoding of a one-shard filter, or a sharded
+// container (package snapshot) streamed one shard at a time, so the front
+// never holds more than one shard.
+func (s *Server) snapshot(ctx context.Context, w http.ResponseWriter, name string) error {
+	p, err := s.params(ctx, name)
+	if err != nil {
+		return err
+	}
+	first, err := s.shardSnapshot(ctx, name, p, 0)
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", `attachment; filename="`+name+`.ebloom"`)
+	if p.Shards == 1 {
+		h.Set("X-Edgebloom-Format", "filter")
+		h.Set("Content-Length", strconv.Itoa(len(first)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(first)
+		return nil
+	}
+	lengths := make([]uint64, p.Shards)
+	total := uint64(snapshot.HeaderSize(p.Shards))
+	for i := range lengths {
+		lengths[i] = encodedSize(p)
+		total += lengths[i]
+	}
+	h.Set("X-Edgebloom-Format", "sharded")
+	h.Set("Content-Length", strconv.FormatUint(total, 10))
+	w.WriteHeader(http.StatusOK)
+	w.Write(snapshot.AppendHeader(nil, lengths))
+	w.Write(first)
+	for sh := 1; sh < p.Shards; sh++ {
+		b, err := s.shardSnapshot(ctx, name, p, sh)
+		if err != nil {
+			// The status is sent: end the body short, which the length
+			// header makes a visible failure for the client.
+			return nil
+		}
+		w.Write(b)
+	}
+	return nil
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
+
+func methodIn(method, allowed string) bool {
+	for _, m := range strings.Split(allowed, ", ") {
+		if m == method {
+			return true
+		}
+	}
+	return false
+}

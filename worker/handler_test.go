@@ -1,0 +1,275 @@
+//go:build !(js && wasm)
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/edgebloom/edgebloom/worker/snapshot"
+)
+
+const testToken = "test-token"
+
+type client struct {
+	t   *testing.T
+	url string
+}
+
+func newTestServer(t *testing.T) (*client, *memoryObjects) {
+	t.Helper()
+	objs := newMemoryObjects()
+	srv := httptest.NewServer(&Server{Token: func() string { return testToken }, Objects: objs})
+	t.Cleanup(srv.Close)
+	return &client{t, srv.URL}, objs
+}
+
+// do sends a request with the test token and returns status and body.
+func (c *client) do(method, path, body string, header ...string) (int, []byte, http.Header) {
+	c.t.Helper()
+	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b, res.Header
+}
+
+func (c *client) json(method, path string, body any, want int) map[string]any {
+	c.t.Helper()
+	b, _ := json.Marshal(body)
+	status, out, _ := c.do(method, path, string(b))
+	if status != want {
+		c.t.Fatalf("%s %s: got status %d; want %d (%s)", method, path, status, want, out)
+	}
+	var v map[string]any
+	json.Unmarshal(out, &v)
+	return v
+}
+
+func keysBody(keys []string) string {
+	b, _ := json.Marshal(map[string][]string{"keys": keys})
+	return string(b)
+}
+
+func TestErrors(t *testing.T) {
+	c, _ := newTestServer(t)
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 1000, "errorRate": 0.01}, 201)
+	long := strings.Repeat("k", maxKeyBytes+1)
+	many := make([]string, maxKeys+1)
+	tests := []struct {
+		name, method, path, body string
+		header                   []string
+		status                   int
+		code                     string
+	}{
+		{"no token", "GET", "/v1/filters/f", "", []string{"Authorization", ""}, 401, "unauthorized"},
+		{"wrong token", "GET", "/v1/filters/f", "", []string{"Authorization", "Bearer test-tokem"}, 401, "unauthorized"},
+		{"not bearer", "GET", "/v1/filters/f", "", []string{"Authorization", "Basic " + testToken}, 401, "unauthorized"},
+		{"unknown path", "GET", "/v2/x", "", nil, 404, "not_found"},
+		{"unknown action", "POST", "/v1/filters/f/union", "{}", nil, 404, "not_found"},
+		{"unknown filter", "GET", "/v1/filters/nope", "", nil, 404, "not_found"},
+		{"unknown filter add", "POST", "/v1/filters/nope/add", `{"keys":["a"]}`, nil, 404, "not_found"},
+		{"unknown filter delete", "DELETE", "/v1/filters/nope", "", nil, 404, "not_found"},
+		{"unknown filter snapshot", "GET", "/v1/filters/nope/snapshot", "", nil, 404, "not_found"},
+		{"wrong method filter", "POST", "/v1/filters/f", "{}", nil, 405, "method_not_allowed"},
+		{"wrong method add", "GET", "/v1/filters/f/add", "", nil, 405, "method_not_allowed"},
+		{"wrong method snapshot", "DELETE", "/v1/filters/f/snapshot", "", nil, 405, "method_not_allowed"},
+		{"bad name", "PUT", "/v1/filters/.x", `{"capacity":1,"errorRate":0.1}`, nil, 400, "invalid_name"},
+		{"invalid json", "PUT", "/v1/filters/g", `{"capacity":`, nil, 400, "invalid_json"},
+		{"trailing data", "PUT", "/v1/filters/g", `{"capacity":1,"errorRate":0.1} {}`, nil, 400, "invalid_json"},
+		{"unknown field", "PUT", "/v1/filters/g", `{"capacity":1,"errorRate":0.1,"x":1}`, nil, 400, "invalid_json"},
+		{"capacity missing", "PUT", "/v1/filters/g", `{"errorRate":0.1}`, nil, 400, "invalid_params"},
+		{"capacity zero", "PUT", "/v1/filters/g", `{"capacity":0,"errorRate":0.1}`, nil, 400, "invalid_params"},
+		{"capacity fraction", "PUT", "/v1/filters/g", `{"capacity":1.5,"errorRate":0.1}`, nil, 400, "invalid_params"},
+		{"capacity string", "PUT", "/v1/filters/g", `{"capacity":"5","errorRate":0.1}`, nil, 400, "invalid_json"},
+		{"error rate 1", "PUT", "/v1/filters/g", `{"capacity":5,"errorRate":1}`, nil, 400, "invalid_params"},
+		{"error rate 0", "PUT", "/v1/filters/g", `{"capacity":5,"errorRate":0}`, nil, 400, "invalid_params"},
+		{"shards 0", "PUT", "/v1/filters/g", `{"capacity":5,"errorRate":0.1,"shards":0}`, nil, 400, "invalid_params"},
+		{"shards too many", "PUT", "/v1/filters/g", `{"capacity":5,"errorRate":0.1,"shards":65}`, nil, 400, "invalid_params"},
+		{"shard too large", "PUT", "/v1/filters/g", `{"capacity":100000000,"errorRate":0.01,"shards":2}`, nil, 400, "invalid_params"},
+		{"keys missing", "POST", "/v1/filters/f/add", `{}`, nil, 400, "invalid_params"},
+		{"keys not strings", "POST", "/v1/filters/f/add", `{"keys":[1]}`, nil, 400, "invalid_json"},
+		{"key too long", "POST", "/v1/filters/f/add", keysBody([]string{"a", long}), nil, 400, "key_too_long"},
+		{"key too long check", "POST", "/v1/filters/f/check", keysBody([]string{long}), nil, 400, "key_too_long"},
+		{"too many keys", "POST", "/v1/filters/f/add", keysBody(many), nil, 413, "too_many_keys"},
+		{"body too large", "POST", "/v1/filters/f/check", `{"keys":["` + strings.Repeat("a", maxBodyBytes) + `"]}`, nil, 413, "body_too_large"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, body, header := c.do(tt.method, tt.path, tt.body, tt.header...)
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if err := json.Unmarshal(body, &e); err != nil {
+				t.Fatalf("body %q is not JSON: %v", body, err)
+			}
+			if status != tt.status || e.Error.Code != tt.code || e.Error.Message == "" {
+				t.Errorf("got %d %q (%s); want %d %q", status, e.Error.Code, e.Error.Message, tt.status, tt.code)
+			}
+			if status == 405 && header.Get("Allow") == "" {
+				t.Errorf("405 without Allow")
+			}
+			if status == 401 && header.Get("WWW-Authenticate") == "" {
+				t.Errorf("401 without WWW-Authenticate")
+			}
+		})
+	}
+}
+
+func TestNoTokenConfigured(t *testing.T) {
+	srv := httptest.NewServer(&Server{Token: func() string { return "" }, Objects: newMemoryObjects()})
+	defer srv.Close()
+	req, _ := http.NewRequest("GET", srv.URL+"/v1/filters/f", nil)
+	req.Header.Set("Authorization", "Bearer ")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 500 {
+		t.Errorf("got %d; want 500 when EDGEBLOOM_TOKEN is empty", res.StatusCode)
+	}
+}
+
+func TestCreate(t *testing.T) {
+	c, _ := newTestServer(t)
+	p := map[string]any{"capacity": 10000, "errorRate": 0.001, "shards": 4}
+	got := c.json("PUT", "/v1/filters/f", p, 201)
+	if got["shards"] != 4.0 || got["shardCapacity"] != 2500.0 || got["hashes"] != 10.0 {
+		t.Errorf("PUT: got %v", got)
+	}
+	c.json("PUT", "/v1/filters/f", p, 200)
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 10000, "errorRate": 0.001, "shards": 2}, 409)
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 10001, "errorRate": 0.001, "shards": 4}, 409)
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 10000, "errorRate": 0.01, "shards": 4}, 409)
+}
+
+func urls(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("https://example.com/%s/%d?q=é", prefix, i)
+	}
+	return out
+}
+
+func TestAddCheckStatsSnapshotDelete(t *testing.T) {
+	for _, shards := range []int{1, 3} {
+		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
+			c, _ := newTestServer(t)
+			c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 5000, "errorRate": 0.01, "shards": shards}, 201)
+			keys := urls("a", 2000)
+			added := c.json("POST", "/v1/filters/f/add", map[string]any{"keys": append(keys, keys[0])}, 200)["added"].([]any)
+			fresh := 0
+			for _, a := range added[:len(keys)] {
+				if a == true {
+					fresh++
+				}
+			}
+			if added[len(keys)] != false || fresh < len(keys)-20 {
+				t.Errorf("add: %d of %d new, repeated key added=%v", fresh, len(keys), added[len(keys)])
+			}
+			present := c.json("POST", "/v1/filters/f/check", map[string]any{"keys": keys}, 200)["present"].([]any)
+			for i, p := range present {
+				if p != true {
+					t.Fatalf("check(%q): got %v; want true", keys[i], p)
+				}
+			}
+			absent := c.json("POST", "/v1/filters/f/check", map[string]any{"keys": urls("b", 2000)}, 200)["present"].([]any)
+			fp := 0
+			for _, p := range absent {
+				if p == true {
+					fp++
+				}
+			}
+			if fp > 60 { // 1% of 2000 expected at capacity, and the filter is under it
+				t.Errorf("%d false positives in 2000", fp)
+			}
+
+			st := c.json("GET", "/v1/filters/f", nil, 200)
+			total := st["total"].(map[string]any)
+			per := st["perShard"].([]any)
+			if len(per) != shards || total["count"] != float64(fresh) {
+				t.Errorf("stats: %d shards, count %v; want %d, %d", len(per), total["count"], shards, fresh)
+			}
+			for _, f := range []string{"bits", "hashes", "count", "estimatedCount", "fillRatio", "estimatedErrorRate"} {
+				if _, ok := total[f]; !ok {
+					t.Errorf("stats: total has no %q", f)
+				}
+			}
+
+			status, snap, header := c.do("GET", "/v1/filters/f/snapshot", "")
+			if status != 200 {
+				t.Fatalf("snapshot: %d %s", status, snap)
+			}
+			wantFormat := map[bool]string{true: "filter", false: "sharded"}[shards == 1]
+			if header.Get("X-Edgebloom-Format") != wantFormat {
+				t.Errorf("snapshot format %q; want %q", header.Get("X-Edgebloom-Format"), wantFormat)
+			}
+			set, err := snapshot.Load(snap, 1<<30)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range keys {
+				if !set.HasString(k) {
+					t.Fatalf("snapshot HasString(%q): got false; want true", k)
+				}
+			}
+			for i, k := range urls("b", 2000) {
+				if set.HasString(k) != (absent[i] == true) {
+					t.Fatalf("snapshot and service disagree on %q", k)
+				}
+			}
+
+			if status, body, _ := c.do("DELETE", "/v1/filters/f", ""); status != 204 || len(body) != 0 {
+				t.Errorf("DELETE: %d %q; want 204 and no body", status, body)
+			}
+			c.json("GET", "/v1/filters/f", nil, 404)
+			// Made again, it starts empty.
+			c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 5000, "errorRate": 0.01, "shards": shards}, 201)
+			present = c.json("POST", "/v1/filters/f/check", map[string]any{"keys": keys[:100]}, 200)["present"].([]any)
+			for _, p := range present {
+				if p == true {
+					t.Fatal("a deleted filter's keys are present in its successor")
+				}
+			}
+		})
+	}
+}
+
+func TestShardFailure(t *testing.T) {
+	c, objs := newTestServer(t)
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 100, "errorRate": 0.01, "shards": 2}, 201)
+	objs.fail = func(o string) bool { return strings.HasPrefix(o, "shard:") }
+	got := c.json("POST", "/v1/filters/f/add", map[string]any{"keys": []string{"a", "b", "c"}}, 502)
+	if got["error"].(map[string]any)["code"] != "shard_unavailable" {
+		t.Errorf("got %v", got)
+	}
+}
+
+func TestEmptyKeys(t *testing.T) {
+	c, _ := newTestServer(t)
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 100, "errorRate": 0.01, "shards": 2}, 201)
+	got := c.json("POST", "/v1/filters/f/add", map[string]any{"keys": []string{}}, 200)
+	if a, ok := got["added"].([]any); !ok || len(a) != 0 {
+		t.Errorf("add of no keys: got %v; want an empty list", got)
+	}
+	if status, body, _ := c.do("POST", "/v1/filters/f/add", `{"keys":[""]}`); status != 200 || !bytes.Contains(body, []byte("true")) {
+		t.Errorf("empty key: %d %s", status, body)
+	}
+}

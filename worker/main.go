@@ -1,0 +1,15 @@
+// Command worker is edgebloom's edge service: a Cloudflare Worker, on
+// github.com/syumai/workers, that keeps named Bloom filters for URL
+// de-duplication in Durable Object shards. See README.md.
+//
+// Built for GOOS=js GOARCH=wasm it serves in workerd, with the shards in the
+// JS Durable Object class of shard.js. Built for the host, "go run ." serves
+// the same API on :9900 (PORT) with the shards in memory, for trying the
+// handler without wrangler; EDGEBLOOM_TOKEN comes from the environment.
+package main
+
+import "github.com/syumai/workers"
+
+func main() {
+	workers.Serve(newServer())
+}

@@ -1,0 +1,138 @@
+//go:build !(js && wasm)
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+// memoryObjects implements the internal protocol (see Objects) in Go, with
+// the objects in memory. It stands in for the Durable Objects on the host:
+// in the handler tests, and in "go run ." without wrangler. The JS class in
+// shard.js is the real implementation; the two answer alike.
+type memoryObjects struct {
+	mu     sync.Mutex
+	meta   map[string]filterParams
+	shards map[string]*memoryShard
+	gen    int
+	// fail, when set, makes Fetch fail for objects it returns true for.
+	fail func(object string) bool
+}
+
+type memoryShard struct {
+	params shardParams
+	filter *bloom.Filter
+}
+
+func newMemoryObjects() *memoryObjects {
+	return &memoryObjects{meta: map[string]filterParams{}, shards: map[string]*memoryShard{}}
+}
+
+func (o *memoryObjects) Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.fail != nil && o.fail(object) {
+		return nil, io.ErrUnexpectedEOF
+	}
+	rec := httptest.NewRecorder()
+	if name, ok := strings.CutPrefix(object, "meta:"); ok {
+		o.serveMeta(rec, name, method, body)
+	} else {
+		o.serveShard(rec, object, method, path, header, body)
+	}
+	return rec.Result(), nil
+}
+
+func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, body []byte) {
+	p, exists := o.meta[name]
+	switch method {
+	case "GET":
+		if !exists {
+			writeError(w, errorf(404, "not_found", "no filter named %q", name))
+			return
+		}
+		writeJSON(w, 200, p)
+	case "DELETE":
+		if !exists {
+			writeError(w, errorf(404, "not_found", "no filter named %q", name))
+			return
+		}
+		delete(o.meta, name)
+		writeJSON(w, 200, p)
+	case "PUT":
+		var want filterParams
+		json.Unmarshal(body, &want)
+		if exists {
+			if p.Capacity != want.Capacity || p.ErrorRate != want.ErrorRate || p.Shards != want.Shards {
+				writeError(w, errorf(409, "conflict", "filter %q exists with other parameters", name))
+				return
+			}
+			writeJSON(w, 200, p)
+			return
+		}
+		o.gen++
+		want.Generation = "g" + strconv.Itoa(o.gen)
+		o.meta[name] = want
+		writeJSON(w, 201, want)
+	}
+}
+
+func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path string, header http.Header, body []byte) {
+	var p shardParams
+	if err := json.Unmarshal([]byte(header.Get(shardHeader)), &p); err != nil {
+		writeError(w, errorf(400, "bad_shard_request", "missing %s", shardHeader))
+		return
+	}
+	if method == "DELETE" {
+		delete(o.shards, object)
+		w.WriteHeader(204)
+		return
+	}
+	sh := o.shards[object]
+	if sh == nil || sh.params.Generation != p.Generation {
+		f, err := bloom.New(p.Capacity, p.ErrorRate)
+		if err != nil {
+			writeError(w, errorf(400, "invalid_params", "%v", err))
+			return
+		}
+		sh = &memoryShard{params: p, filter: f}
+		o.shards[object] = sh
+	}
+	f := sh.filter
+	switch path {
+	case "/add", "/check":
+		var req struct{ Keys []string }
+		json.Unmarshal(body, &req)
+		out := make([]bool, len(req.Keys))
+		for i, k := range req.Keys {
+			if path == "/add" {
+				out[i] = f.AddString(k)
+			} else {
+				out[i] = f.HasString(k)
+			}
+		}
+		writeJSON(w, 200, map[string][]bool{map[string]string{"/add": "added", "/check": "present"}[path]: out})
+	case "/stats":
+		est := f.EstimatedCount()
+		writeJSON(w, 200, shardStats{
+			Bits: f.NumBits(), Hashes: f.NumHashes(), Count: f.Count(), SetBits: f.SetBits(),
+			EstimatedCount: &est, FillRatio: f.FillRatio(), EstimatedErrorRate: f.EstimatedFPR(), ByteLength: f.EncodedSize(),
+		})
+	case "/snapshot":
+		b, _ := f.MarshalBinary()
+		w.Header().Set("Content-Type", "application/octet-stream")
+		io.Copy(w, bytes.NewReader(b))
+	default:
+		writeError(w, errorf(404, "not_found", "no such shard endpoint"))
+	}
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"net/http"
+)
+
+// Objects sends one request to the Durable Object of the given name and
+// returns its response. In workerd it is the SHARDS namespace binding
+// (objects_js.go); on the host, an in-memory stand-in (memory.go).
+//
+// The requests the front sends, all with JSON bodies and answers unless
+// said otherwise, are its internal protocol with the JS class in shard.js:
+//
+//	object "meta:{name}", the filter's parameters:
+//	  PUT    /meta   {"capacity","errorRate","shards"} → 201 created, 200 same, 409 different
+//	  GET    /meta   → 200 {"capacity","errorRate","shards","generation"}, 404 unknown
+//	  DELETE /meta   → 200 the deleted parameters, 404 unknown
+//	object "shard:{name}:{index}", one shard; header X-Edgebloom-Shard carries
+//	its shardParams as JSON, and a shard with another generation starts over:
+//	  POST   /add      {"keys": [...]} → {"added": [...]}
+//	  POST   /check    {"keys": [...]} → {"present": [...]}
+//	  GET    /stats    → shardStats
+//	  GET    /snapshot → the shard's filter in the plain binary format
+//	  DELETE /shard    → 204
+//
+// Errors come back as {"error": {"code", "message"}} and the front passes
+// them on with their status.
+type Objects interface {
+	Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error)
+}
+
+// shardParams is what a shard needs to make or check its filter.
+type shardParams struct {
+	Filter     string  `json:"filter"`
+	Index      int     `json:"index"`
+	Capacity   uint64  `json:"capacity"`
+	ErrorRate  float64 `json:"errorRate"`
+	Generation string  `json:"generation"`
+}
+
+// filterParams are a filter's parameters as the meta object keeps them.
+type filterParams struct {
+	Capacity   uint64  `json:"capacity"`
+	ErrorRate  float64 `json:"errorRate"`
+	Shards     int     `json:"shards"`
+	Generation string  `json:"generation,omitempty"`
+}
+
+// shardStats is what GET /stats of a shard returns.
+type shardStats struct {
+	Bits               uint64   `json:"bits"`
+	Hashes             uint32   `json:"hashes"`
+	Count              uint64   `json:"count"`
+	SetBits            uint64   `json:"setBits"`
+	EstimatedCount     *float64 `json:"estimatedCount"` // null when every bit is set
+	FillRatio          float64  `json:"fillRatio"`
+	EstimatedErrorRate float64  `json:"estimatedErrorRate"`
+	ByteLength         uint64   `json:"byteLength"`
+}
+
+const shardHeader = "X-Edgebloom-Shard"
+
+func metaObject(name string) string             { return "meta:" + name }
+func shardObject(name string, index int) string { return "shard:" + name + ":" + itoa(index) }

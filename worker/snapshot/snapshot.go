@@ -1,0 +1,211 @@
+// Package snapshot reads and writes the snapshot that the edge service's
+// GET /v1/filters/{name}/snapshot returns, and routes keys to shards the way
+// the service does.
+//
+// A filter with one shard is snapshotted in the plain format of docs/format.md:
+// bloom.Decode and the npm module's fromBytes load it as they are.
+//
+// A filter with several shards is a sharded container, little-endian:
+//
+//	offset   size  field
+//	0        4     magic "EBSC"
+//	4        1     container version, 1
+//	5        1     routing scheme, 1
+//	6        2     reserved, 0
+//	8        4     s: number of shards, 2 or more
+//	12       4     reserved, 0
+//	16       8     r: length of the router record
+//	24       8·s   length of each shard record, in shard order
+//	24+8s    r     router: a classic filter record (docs/format.md) with
+//	               m = s, k = 1, seed = RouteSeed and no bits set
+//	...            the s shard records back to back: classic filters in the
+//	               plain format, each with its own checksum
+//
+// Nothing follows the last shard. The header has no checksum of its own: its
+// lengths must add up to the whole input exactly, and every record in it is
+// checksummed.
+//
+// # Routing
+//
+// A key belongs to the shard router.Locations(key)[0], that is
+// floor(XXH64(key, RouteSeed) · s / 2^64). The router's seed differs from the
+// shards' seed (0), so the bits a key sets inside its shard are independent of
+// the shard it was sent to. In JavaScript, fromBytes(routerBytes) gives a
+// BloomFilter whose positions(key)[0] is the same shard index.
+package snapshot
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+// RouteSeed is the XXH64 seed of the routing hash. It is part of the
+// container format: changing it moves keys between shards.
+const RouteSeed = 0x9e3779b97f4a7c15
+
+// Magic starts a sharded container.
+const Magic = "EBSC"
+
+const (
+	version       = 1
+	routingScheme = 1
+	fixedHeader   = 24
+	// MaxShards bounds s when reading, before anything is allocated.
+	MaxShards = 1 << 16
+)
+
+// ErrFormat is wrapped by every error about a malformed container.
+var ErrFormat = errors.New("snapshot: malformed sharded container")
+
+// Router returns the filter whose first location of a key is its shard.
+// It panics if shards is 0.
+func Router(shards int) *bloom.Filter {
+	r, err := bloom.NewWithSeed(uint64(shards), 1, RouteSeed)
+	if err != nil {
+		panic(err)
+	}
+	return r
+}
+
+// Route returns the shard of key among the shards of router.
+func Route(router *bloom.Filter, key string) int {
+	if router.NumBits() == 1 {
+		return 0
+	}
+	return int(router.Locations([]byte(key))[0])
+}
+
+// HeaderSize returns the length of a container header for s shards, router
+// included.
+func HeaderSize(s int) int {
+	return fixedHeader + 8*s + int(Router(s).EncodedSize())
+}
+
+// AppendHeader appends the container header for shard records of the given
+// lengths, router included, to dst. The records follow it in order.
+func AppendHeader(dst []byte, lengths []uint64) []byte {
+	router, _ := Router(len(lengths)).MarshalBinary()
+	le := binary.LittleEndian
+	dst = append(dst, Magic...)
+	dst = append(dst, version, routingScheme, 0, 0)
+	dst = le.AppendUint32(dst, uint32(len(lengths)))
+	dst = le.AppendUint32(dst, 0)
+	dst = le.AppendUint64(dst, uint64(len(router)))
+	for _, n := range lengths {
+		dst = le.AppendUint64(dst, n)
+	}
+	return append(dst, router...)
+}
+
+// A Set is a loaded snapshot: a plain filter or a sharded one.
+type Set interface {
+	Has(key []byte) bool
+	HasString(key string) bool
+}
+
+// Sharded is a loaded sharded container.
+type Sharded struct {
+	Router *bloom.Filter
+	Shards []*bloom.Filter
+}
+
+// HasString reports whether key is probably in its shard.
+func (s *Sharded) HasString(key string) bool { return s.Shards[Route(s.Router, key)].HasString(key) }
+
+// Has reports whether key is probably in its shard.
+func (s *Sharded) Has(key []byte) bool { return s.HasString(string(key)) }
+
+// Load reads a snapshot, plain or sharded, from data. Every filter in it may
+// have at most maxBits bits.
+func Load(data []byte, maxBits uint64) (Set, error) {
+	if len(data) >= 4 && string(data[:4]) == Magic {
+		return LoadSharded(data, maxBits)
+	}
+	r := bytes.NewReader(data)
+	f, err := bloom.Decode(r, maxBits)
+	if err != nil {
+		return nil, err
+	}
+	if r.Len() != 0 {
+		return nil, fmt.Errorf("snapshot: %d bytes after the filter", r.Len())
+	}
+	return f, nil
+}
+
+// LoadSharded reads a sharded container from data.
+func LoadSharded(data []byte, maxBits uint64) (*Sharded, error) {
+	le := binary.LittleEndian
+	if len(data) < fixedHeader {
+		return nil, fmt.Errorf("%w: %d bytes is shorter than a header", ErrFormat, len(data))
+	}
+	s := uint64(le.Uint32(data[8:]))
+	switch {
+	case string(data[:4]) != Magic:
+		return nil, fmt.Errorf("%w: bad magic", ErrFormat)
+	case data[4] != version:
+		return nil, fmt.Errorf("%w: container version %d", ErrFormat, data[4])
+	case data[5] != routingScheme:
+		return nil, fmt.Errorf("%w: routing scheme %d", ErrFormat, data[5])
+	case data[6] != 0 || data[7] != 0 || le.Uint32(data[12:]) != 0:
+		return nil, fmt.Errorf("%w: reserved bytes set", ErrFormat)
+	case s < 2 || s > MaxShards:
+		return nil, fmt.Errorf("%w: %d shards", ErrFormat, s)
+	case uint64(len(data)) < fixedHeader+8*s:
+		return nil, fmt.Errorf("%w: truncated header", ErrFormat)
+	}
+	lengths := make([]uint64, 1+s)
+	lengths[0] = le.Uint64(data[16:])
+	total := uint64(fixedHeader + 8*s)
+	for i := range lengths {
+		if i > 0 {
+			lengths[i] = le.Uint64(data[fixedHeader+8*(i-1):])
+		}
+		if lengths[i] > uint64(len(data)) {
+			return nil, fmt.Errorf("%w: record %d longer than the input", ErrFormat, i)
+		}
+		total += lengths[i]
+	}
+	if total != uint64(len(data)) {
+		return nil, fmt.Errorf("%w: lengths add up to %d bytes, input has %d", ErrFormat, total, len(data))
+	}
+	off := uint64(fixedHeader + 8*s)
+	filters := make([]*bloom.Filter, 1+s)
+	for i, n := range lengths {
+		bound := maxBits
+		if i == 0 {
+			bound = s
+		}
+		f, err := bloom.Decode(bytes.NewReader(data[off:off+n]), bound)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot: record %d: %w", i, err)
+		}
+		if f.EncodedSize() != n {
+			return nil, fmt.Errorf("%w: record %d is %d bytes, its header says %d", ErrFormat, i, n, f.EncodedSize())
+		}
+		filters[i] = f
+		off += n
+	}
+	router := filters[0]
+	if !router.Equal(Router(int(s))) {
+		return nil, fmt.Errorf("%w: router is not the one for %d shards", ErrFormat, s)
+	}
+	return &Sharded{Router: router, Shards: filters[1:]}, nil
+}
+
+// ReadAll reads the whole snapshot from r, refusing more than limit bytes,
+// and loads it.
+func ReadAll(r io.Reader, limit int64, maxBits uint64) (Set, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("snapshot: larger than %d bytes", limit)
+	}
+	return Load(data, maxBits)
+}
