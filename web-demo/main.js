@@ -173,8 +173,10 @@ function showDerived() {
     return null;
   }
   const { n, m, k } = params;
+  // A counter takes 4 bits.
+  const bytes = (m / 8) * (document.querySelector('input[name="kind"]:checked').value === 'counting' ? 4 : 1);
   const rows = [
-    ['Bits m', m >= 1e4 ? `${fmtInt(m)} (${fmtSI(m, 'bits')}, ${fmtBytes(m / 8)})` : `${fmtInt(m)} (${fmtBytes(m / 8)})`],
+    ['Bits m', m >= 1e4 ? `${fmtInt(m)} (${fmtSI(m, 'bits')}, ${fmtBytes(bytes)})` : `${fmtInt(m)} (${fmtBytes(bytes)})`],
     ['Hashes k', fmtInt(k)],
     ['Bits per key', (m / n).toFixed(2)],
     [`False-positive rate after ${fmtInt(n)} keys`, `${fmtRate(estimateFPR(m, k, n))} (theory)`],
@@ -244,6 +246,7 @@ function buildGrid() {
   const { m, kind } = state;
   const drawable = kind === 'classic' || kind === 'counting';
   grid.hidden = !drawable;
+  document.querySelector('.legend').hidden = !drawable;
   if (!drawable) {
     $('gridcaption').textContent = 'A scalable filter keeps several layers of bits; the page does not draw them, but it answers queries.';
     return;
@@ -501,6 +504,7 @@ function useFilter(filter, fromFile = '') {
   refresh();
   $('verdict').replaceChildren();
   $('explain').replaceChildren();
+  $('bulk-status').textContent = '';
   $('findfp').disabled = s.kind === 'scalable';
 }
 
@@ -879,7 +883,8 @@ function wire() {
   $('download').addEventListener('click', guard('file', download));
   $('file').addEventListener('change', () => {
     const file = $('file').files[0];
-    if (file) openFile(file);
+    // Forget the choice, so that choosing the same file again reloads it.
+    if (file) openFile(file).finally(() => ($('file').value = ''));
   });
 }
 
