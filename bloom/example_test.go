@@ -1,0 +1,117 @@
+package bloom_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log"
+	"strconv"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+func ExampleNew() {
+	f, err := bloom.New(1_000_000, 0.01) // 1 M keys at 1% false positives
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.AddString("https://example.com/")
+	fmt.Println(f.HasString("https://example.com/"))      // probably in f
+	fmt.Println(f.HasString("https://example.com/other")) // certainly not
+	fmt.Println(f.NumBits(), "bits,", f.NumHashes(), "hashes")
+	// Output:
+	// true
+	// false
+	// 9585059 bits, 7 hashes
+}
+
+// A crawler tests and adds in one call: Add reports whether the URL was new.
+func ExampleFilter_Add() {
+	seen, err := bloom.New(10_000, 0.001)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, url := range []string{
+		"https://example.com/",
+		"https://example.com/about",
+		"https://example.com/",
+		"https://例子.测试/路径",
+		"https://example.com/about",
+	} {
+		if seen.AddString(url) {
+			fmt.Println("fetch", url)
+		} else {
+			fmt.Println("skip ", url)
+		}
+	}
+	fmt.Println(seen.Count(), "fetched")
+	// Output:
+	// fetch https://example.com/
+	// fetch https://example.com/about
+	// skip  https://example.com/
+	// fetch https://例子.测试/路径
+	// skip  https://example.com/about
+	// 3 fetched
+}
+
+func ExampleCountingFilter_Remove() {
+	f, err := bloom.NewCounting(1000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.Add([]byte("session-1"))
+	f.Add([]byte("session-2"))
+	fmt.Println(f.Remove([]byte("session-1")))                          // was present
+	fmt.Println(f.Has([]byte("session-1")), f.Has([]byte("session-2"))) // the other key stays
+	fmt.Println(f.Remove([]byte("session-3")))                          // certainly absent: nothing changes
+	// Output:
+	// true
+	// false true
+	// false
+}
+
+func ExampleScalableFilter() {
+	// Sized for 100 keys, it grows by layers as 10 000 arrive.
+	s, err := bloom.NewScalable(100, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := range 10_000 {
+		s.AddString("https://example.com/page/" + strconv.Itoa(i))
+	}
+	fmt.Println(s.Layers(), "layers")
+	fmt.Println(s.HasString("https://example.com/page/42"))
+	fmt.Println(s.EstimatedFPR() < s.TargetFPR())
+	// Output:
+	// 7 layers
+	// true
+	// true
+}
+
+func ExampleDecode() {
+	f, err := bloom.New(1000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	f.AddString("https://example.com/")
+	data, err := f.MarshalBinary()
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	// From an untrusted source: refuse more than 1 Mbit before allocating.
+	g, err := bloom.Decode(bytes.NewReader(data), 1<<20)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(g.HasString("https://example.com/"), g.Count())
+
+	_, err = bloom.Decode(bytes.NewReader(data), 1000)
+	fmt.Println(errors.Is(err, bloom.ErrTooLarge), err)
+	_, err = bloom.Decode(bytes.NewReader(bytes.Repeat([]byte("?"), 100)), 1<<20)
+	fmt.Println(errors.Is(err, bloom.ErrNotFilter), err)
+	// Output:
+	// true 1
+	// true bloom: filter exceeds the size bound: 9586 bits, bound 1000
+	// true bloom: not an edgebloom filter
+}
