@@ -5,7 +5,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { assertVectors, checkPageHtml, cleanup, launchChromium, loadVectors, openCheckPage, packageDirs, serve } from './helpers.js';
+import { assertVectors, checkPageHtml, checkPageModule, cleanup, launchChromium, loadVectors, openCheckPage, packageDirs, serve } from './helpers.js';
 
 // Counts compileStreaming calls, to see which path the loader took; and, for
 // one run, a global Go like the one syumai/workers installs, which the
@@ -23,13 +23,12 @@ const page = (setup) =>
   checkPageHtml({
     importMap: { edgebloom: '/js/index.js' },
     setup: countStreaming + setup,
-    module: `
-import * as edgebloom from 'edgebloom';
-import { runChecks } from '/e2e/check.js';
-const result = await runChecks(edgebloom, await window.vectors(), window.__before);
-result.streamed = window.__streamed;
-result.goIsForeign = globalThis.Go ? new globalThis.Go().foreign === true : null;
-await window.report(result);`,
+    module: checkPageModule({
+      edgebloom: 'edgebloom',
+      check: '/e2e/check.js',
+      extra: `result.streamed = window.__streamed;
+result.goIsForeign = globalThis.Go ? new globalThis.Go().foreign === true : null;`,
+    }),
   });
 
 let browser;

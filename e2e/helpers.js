@@ -121,18 +121,33 @@ export function wrangler(args, opts) {
 
 /**
  * Bundles the Worker in projectDir (its wrangler.jsonc) with
- * `wrangler deploy --dry-run` and returns the outdir's entry text and the
- * names of the modules wrangler emitted.
+ * `wrangler deploy --dry-run` and returns the outdir, the files wrangler
+ * emitted there, the entry's name and text, and esbuild's metafile.
  */
 export async function wranglerBundle(projectDir) {
   const outdir = path.join(projectDir, 'dist');
-  await wrangler(['deploy', '--dry-run', '--outdir', outdir], {
+  const metafile = path.join(projectDir, 'bundle-meta.json');
+  await wrangler(['deploy', '--dry-run', '--outdir', outdir, '--metafile', metafile], {
     cwd: projectDir,
     env: { WRANGLER_LOG_PATH: path.join(projectDir, 'wrangler-logs') },
   });
   const files = await readdir(outdir, { recursive: true });
-  const entry = files.find((f) => f === 'index.js' || f === 'worker.js') ?? files.find((f) => f.endsWith('.js'));
-  return { outdir, files, entry, text: await readFile(path.join(outdir, entry), 'utf8') };
+  const entry = files.find((f) => f === 'index.js') ?? files.find((f) => f.endsWith('.js'));
+  return {
+    outdir,
+    files,
+    entry,
+    text: await readFile(path.join(outdir, entry), 'utf8'),
+    meta: JSON.parse(await readFile(metafile, 'utf8')),
+  };
+}
+
+/** The package's entry points (index.js, node.js, workerd.js) that an esbuild metafile lists as inputs. */
+export function bundledEntries(meta) {
+  const names = Object.keys(meta.inputs)
+    .map((f) => f.match(/(?:^|\/)js\/(index|node|workerd)\.js$/)?.[1])
+    .filter(Boolean);
+  return [...new Set(names)].sort();
 }
 
 // ---- static server ------------------------------------------------------------
@@ -352,6 +367,20 @@ ${module}
 }
 
 /**
+ * The module code of a check page: imports the package from `edgebloom` and
+ * check.js from `check`, runs the checks, runs `extra` (which may add to
+ * `result`) and reports.
+ */
+export function checkPageModule({ edgebloom, check, extra = '' }) {
+  return `import * as edgebloom from ${JSON.stringify(edgebloom)};
+import { runChecks } from ${JSON.stringify(check)};
+const result = await runChecks(edgebloom, await window.vectors(), window.__before);
+${extra}
+await window.report(result);
+`;
+}
+
+/**
  * Opens url in a new page of browser (from launchChromium), hands it the
  * vectors and resolves with what the page reports.
  */
@@ -432,13 +461,11 @@ export async function writeWorkerProject(dir, { flags = [] } = {}) {
  */
 export async function assertWorkerdBundle(dir, packageDir) {
   const bundle = await wranglerBundle(dir);
-  // esbuild names each bundled file in a comment: "// <path>".
-  const sources = bundle.text.match(/^\/\/ \S+\.js$/gm).map((line) => line.slice(3));
-  const entries = [...new Set(sources.filter((f) => /\bjs\/(workerd|index|node)\.js$/.test(f)))];
-  assert.deepEqual(entries.map((f) => path.basename(f)), ['workerd.js'], `the package's entry points in the bundle: ${sources}`);
+  assert.deepEqual(bundledEntries(bundle.meta), ['workerd'], "the package's entry points in the bundle");
   const wasm = bundle.files.filter((f) => f.endsWith('.wasm'));
   assert.equal(wasm.length, 1, `one wasm module in ${bundle.files}`);
-  assert.ok(bundle.text.includes(`\nimport wasmModule from "./${wasm[0]}";\n`), 'the bundle imports the wasm module');
+  const importsWasm = bundle.text.split('\n').some((line) => /^import \w+ from "\.\/(.*)";$/.exec(line)?.[1] === wasm[0]);
+  assert.ok(importsWasm, `the bundle imports ${wasm[0]}`);
   const [emitted, original] = await Promise.all([
     readFile(path.join(bundle.outdir, wasm[0])),
     readFile(path.join(packageDir, 'js/edgebloom.wasm')),
