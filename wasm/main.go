@@ -67,8 +67,10 @@ type filter interface {
 }
 
 var (
-	filters = map[int32]filter{}
-	next    int32
+	// filters[h-1] is the filter with handle h. Freed handles are reused,
+	// so the table stays as large as the most filters alive at once.
+	filters []filter
+	unused  []int32
 
 	scratch []byte // keys in, results out; grows, never shrinks
 	output  []byte // the last encoding, until opOutputRelease
@@ -138,16 +140,21 @@ func ptr(b []byte) uint32 {
 }
 
 func register(f filter) int32 {
-	for {
-		next++
-		if next <= 0 {
-			next = 1
-		}
-		if _, taken := filters[next]; !taken {
-			filters[next] = f
-			return next
-		}
+	if n := len(unused); n > 0 {
+		h := unused[n-1]
+		unused = unused[:n-1]
+		filters[h-1] = f
+		return h
 	}
+	filters = append(filters, f)
+	return int32(len(filters))
+}
+
+func lookup(h int32) filter {
+	if h < 1 || int(h) > len(filters) {
+		return nil
+	}
+	return filters[h-1]
 }
 
 func b2i(b bool) int32 {
@@ -231,15 +238,16 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 	case opDecode:
 		return decode(uint32(a), x)
 	case opLive:
-		return int32(len(filters))
+		return int32(len(filters) - len(unused))
 	}
-	f, ok := filters[h]
-	if !ok {
+	f := lookup(h)
+	if f == nil {
 		return fail(errHandle, "edgebloom: the filter was freed")
 	}
 	switch op {
 	case opFree:
-		delete(filters, h)
+		filters[h-1] = nil
+		unused = append(unused, h)
 		return 0
 	case opAdd, opHas, opRemove:
 		k, ok := span(a, b)
@@ -399,8 +407,8 @@ func stats(f filter, out uint32) int32 {
 }
 
 func combine(op int32, f filter, other int32) int32 {
-	g, ok := filters[other]
-	if !ok {
+	g := lookup(other)
+	if g == nil {
 		return fail(errHandle, "edgebloom: the other filter was freed")
 	}
 	switch x := f.(type) {

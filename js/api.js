@@ -1,0 +1,11 @@
+// The public API shared by every entry point, except init(), which each
+// entry point defines for its runtime.
+export {
+  BloomFilter,
+  CountingBloomFilter,
+  ScalableBloomFilter,
+  fromBytes,
+  optimal,
+  estimateFPR,
+  MAX_BITS,
+} from './core.js';

@@ -1,0 +1,637 @@
+// The runtime-independent part of the edgebloom module: the filter classes
+// over the Go engine in edgebloom.wasm. Each entry point (node.js, index.js,
+// workerd.js) only says where the wasm comes from.
+//
+// Keys never cross the boundary as JS values: they are written as UTF-8 into
+// a scratch buffer that Go owns in linear memory, and one exported function
+// takes an operation code, a handle, offsets and lengths (see wasm/main.go).
+
+import { makeGo } from './wasm_exec.js';
+
+// Operation codes of the eb export; keep in sync with wasm/main.go.
+const OP_SCRATCH = 0;
+const OP_ERROR_PTR = 1;
+const OP_ERROR_LEN = 2;
+const OP_NEW = 3;
+const OP_FREE = 4;
+const OP_ADD = 5;
+const OP_HAS = 6;
+const OP_REMOVE = 7;
+const OP_ADD_MANY = 8;
+const OP_HAS_MANY = 9;
+const OP_POSITIONS = 10;
+const OP_STATS = 11;
+const OP_UNION = 12;
+const OP_INTERSECT = 13;
+const OP_EQUAL = 14;
+const OP_CLEAR = 15;
+const OP_ENCODE = 16;
+const OP_OUTPUT_PTR = 17;
+const OP_OUTPUT_RELEASE = 18;
+const OP_INSPECT = 19;
+const OP_DECODE = 20;
+const OP_LIVE = 21;
+
+const KIND_CLASSIC = 1;
+const KIND_COUNTING = 2;
+const KIND_SCALABLE = 3;
+const KIND_NAMES = { [KIND_CLASSIC]: 'classic', [KIND_COUNTING]: 'counting', [KIND_SCALABLE]: 'scalable' };
+
+// Status codes of the eb export and the Error codes they become.
+const ERROR_CODES = {
+  [-1]: 'ERR_ARG',
+  [-2]: 'ERR_FREED',
+  [-3]: 'ERR_INCOMPATIBLE',
+  [-4]: 'ERR_NOT_FILTER',
+  [-5]: 'ERR_VERSION',
+  [-6]: 'ERR_KIND',
+  [-7]: 'ERR_CORRUPT',
+  [-8]: 'ERR_CHECKSUM',
+  [-9]: 'ERR_TOO_LARGE',
+  [-10]: 'ERR_TRUNCATED',
+  [-11]: 'ERR_INTERNAL',
+  [-12]: 'ERR_UNSUPPORTED',
+};
+
+// Stats written by OP_STATS, in order.
+const STAT_BITS = 0;
+const STAT_HASHES = 1;
+const STAT_COUNT = 2;
+const STAT_SET_BITS = 3;
+const STAT_ESTIMATED_COUNT = 4;
+const STAT_FILL_RATIO = 5;
+const STAT_ESTIMATED_FPR = 6;
+const STAT_CAPACITY = 7;
+const STAT_TARGET_FPR = 8;
+const STAT_OVER_CAPACITY = 9;
+const STAT_KIND = 10;
+const STAT_LAYERS = 11;
+const STAT_ENCODED_SIZE = 12;
+const NUM_STATS = 13;
+
+/** The largest filter the WebAssembly engine makes or loads: 2^32 bits (512 MiB). */
+export const MAX_BITS = 2 ** 32;
+const HEADER_SIZE = 64;
+// Batches are cut so that the scratch buffer stays near this size.
+const BATCH_BYTES = 1 << 20;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+// The running engine, or null before init() and after the Go program exited.
+let engine = null;
+let starting = null;
+let generation = 0;
+
+function codedError(Kind, code, message) {
+  const err = new Kind(message);
+  err.code = code;
+  return err;
+}
+
+function notInitialized() {
+  return codedError(Error, 'ERR_NOT_INITIALIZED', 'edgebloom: call "await init()" before using the module');
+}
+
+// A global object for Go's wasm_exec.js that reads through to the real one
+// and keeps what it writes (Go, fs, process, path) to itself.
+function shadowGlobal(extra) {
+  const own = { ...extra };
+  return new Proxy(globalThis, {
+    get: (target, prop) => (prop in own ? own[prop] : Reflect.get(target, prop)),
+    set: (target, prop, value) => {
+      own[prop] = value;
+      return true;
+    },
+    has: (target, prop) => prop in own || prop in target,
+    deleteProperty: (target, prop) => delete own[prop],
+    defineProperty: (target, prop, desc) => Reflect.defineProperty(own, prop, desc),
+    getOwnPropertyDescriptor: (target, prop) =>
+      Object.getOwnPropertyDescriptor(own, prop) ?? Object.getOwnPropertyDescriptor(target, prop),
+  });
+}
+
+async function toModule(source) {
+  if (source instanceof WebAssembly.Module) return source;
+  if (typeof Response !== 'undefined' && source instanceof Response) {
+    if (!source.ok) throw new Error(`edgebloom: fetching the wasm failed with status ${source.status}`);
+    const type = source.headers.get('Content-Type') ?? '';
+    if (WebAssembly.compileStreaming && type.split(';')[0].trim() === 'application/wasm') {
+      return WebAssembly.compileStreaming(source);
+    }
+    return WebAssembly.compile(await source.arrayBuffer());
+  }
+  if (source instanceof URL || typeof source === 'string') return toModule(await fetch(source));
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
+  throw new TypeError('edgebloom: init(source) takes a URL, a Response, a BufferSource or a WebAssembly.Module');
+}
+
+/**
+ * Starts the engine once; later calls return at once. A failed start leaves
+ * the module as it was, so the caller can call again.
+ * @param {*} source what the caller passed to init(), or undefined
+ * @param {() => Promise<*>} defaultSource where the entry point finds the wasm
+ * @param {object} [extraGlobals] globals Go needs that this runtime lacks
+ */
+export function start(source, defaultSource, extraGlobals) {
+  if (engine) return Promise.resolve();
+  if (!starting) {
+    starting = instantiate(source, defaultSource, extraGlobals).then(
+      (e) => {
+        engine = e;
+        starting = null;
+      },
+      (err) => {
+        starting = null;
+        throw err;
+      },
+    );
+  }
+  return starting;
+}
+
+async function instantiate(source, defaultSource, extraGlobals) {
+  const module = await toModule(source ?? (await defaultSource()));
+  const Go = makeGo(shadowGlobal(extraGlobals));
+  const go = new Go();
+  const instance = await WebAssembly.instantiate(module, go.importObject);
+  // main blocks forever, so run() returns (to its first await) once main
+  // has started; its promise settles only if the Go program exits.
+  go.run(instance).catch(() => {});
+  if (go.exited) throw new Error('edgebloom: the Go program exited during start-up');
+  generation++;
+  return {
+    go,
+    eb: instance.exports.eb,
+    memory: instance.exports.mem,
+    u8: new Uint8Array(0),
+    scratch: 0,
+    scratchSize: 0,
+    generation,
+  };
+}
+
+function live() {
+  if (!engine) throw notInitialized();
+  return engine;
+}
+
+// mem returns a view of linear memory, made anew after memory grew.
+function mem(e) {
+  const buf = e.memory.buffer;
+  if (e.u8.buffer !== buf) e.u8 = new Uint8Array(buf);
+  return e.u8;
+}
+
+// check turns a negative status into a thrown error, and notices a Go
+// program that exited (after which every filter is gone).
+function check(e, status) {
+  if (e.go.exited) {
+    engine = null;
+    throw codedError(Error, 'ERR_INTERNAL', 'edgebloom: the engine stopped; call init() again');
+  }
+  if (status >= 0) return status;
+  const ptr = e.eb(OP_ERROR_PTR, 0, 0, 0, 0, 0, 0, 0, 0) >>> 0;
+  const len = e.eb(OP_ERROR_LEN, 0, 0, 0, 0, 0, 0, 0, 0);
+  const message = decoder.decode(mem(e).subarray(ptr, ptr + len));
+  const code = ERROR_CODES[status] ?? 'ERR_INTERNAL';
+  throw codedError(code === 'ERR_ARG' ? RangeError : Error, code, message);
+}
+
+function call(e, op, h = 0, a = 0, b = 0, c = 0, d = 0, f = 0, x = 0, y = 0) {
+  return check(e, e.eb(op, h, a, b, c, d, f, x, y));
+}
+
+// scratch makes the scratch buffer at least size bytes and returns its address.
+function scratch(e, size) {
+  if (size > e.scratchSize) {
+    e.scratch = call(e, OP_SCRATCH, 0, size) >>> 0;
+    e.scratchSize = Math.max(size, 64 * 1024);
+  }
+  return e.scratch;
+}
+
+function keyError(key) {
+  const got = key === null ? 'null' : typeof key;
+  return new TypeError(`edgebloom: a key must be a string or a Uint8Array, got ${got}`);
+}
+
+// writeKey writes key at scratch offset off and returns its length in bytes.
+// The caller has made room for maxKeyBytes(key) bytes there.
+function writeKey(u8, base, off, key) {
+  if (typeof key === 'string') {
+    const at = base + off;
+    const n = key.length;
+    // ASCII, most URLs, is copied by hand: faster than encodeInto for short keys.
+    let i = 0;
+    for (; i < n; i++) {
+      const c = key.charCodeAt(i);
+      if (c > 0x7f) break;
+      u8[at + i] = c;
+    }
+    if (i === n) return n;
+    return i + encoder.encodeInto(key.slice(i), u8.subarray(at + i, at + 3 * n)).written;
+  }
+  u8.set(key, base + off);
+  return key.length;
+}
+
+function maxKeyBytes(key) {
+  if (typeof key === 'string') return 3 * key.length;
+  if (key instanceof Uint8Array) return key.length;
+  throw keyError(key);
+}
+
+// keyOp runs a one-key operation on handle h.
+function keyOp(e, op, h, key) {
+  const base = scratch(e, maxKeyBytes(key));
+  const n = writeKey(mem(e), base, 0, key);
+  return call(e, op, h, 0, n);
+}
+
+function batchOp(e, op, h, keys) {
+  if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
+  const results = new Array(keys.length);
+  let i = 0;
+  while (i < keys.length) {
+    // Take keys while they fit in BATCH_BYTES (at least one key).
+    let j = i;
+    let bytes = 0;
+    while (j < keys.length) {
+      const need = maxKeyBytes(keys[j]) + 5;
+      if (j > i && bytes + need > BATCH_BYTES) break;
+      bytes += need;
+      j++;
+    }
+    const count = j - i;
+    const out = 0;
+    const lens = (count + 3) & ~3;
+    const keyStart = lens + 4 * count;
+    const base = scratch(e, keyStart + bytes);
+    const u8 = mem(e);
+    const dv = new DataView(u8.buffer, base);
+    let off = keyStart;
+    for (let k = 0; k < count; k++) {
+      const n = writeKey(u8, base, off, keys[i + k]);
+      dv.setUint32(lens + 4 * k, n, true);
+      off += n;
+    }
+    call(e, op, h, 0, count, lens, keyStart, out);
+    const res = mem(e);
+    for (let k = 0; k < count; k++) results[i + k] = res[base + out + k] === 1;
+    i = j;
+  }
+  return results;
+}
+
+// Frees the Go side of filters that were garbage-collected without free().
+const registry =
+  typeof FinalizationRegistry === 'undefined'
+    ? null
+    : new FinalizationRegistry(({ handle, gen }) => {
+        if (engine && engine.generation === gen) engine.eb(OP_FREE, handle, 0, 0, 0, 0, 0, 0, 0);
+      });
+
+const CONSTRUCT = Symbol('construct');
+
+function positiveInteger(name, value, max) {
+  if (typeof value !== 'number') throw new TypeError(`edgebloom: "${name}" must be a number, got ${typeof value}`);
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    throw new RangeError(`edgebloom: "${name}" must be an integer from 1 to ${max}, got ${value}`);
+  }
+  return value;
+}
+
+function rate(name, value) {
+  if (typeof value !== 'number') throw new TypeError(`edgebloom: "${name}" must be a number, got ${typeof value}`);
+  if (!(value > 0 && value < 1)) throw new RangeError(`edgebloom: "${name}" must be between 0 and 1 (exclusive), got ${value}`);
+  return value;
+}
+
+function options(value, what) {
+  if (value === null || typeof value !== 'object') {
+    throw new TypeError(`edgebloom: ${what} takes an options object`);
+  }
+  return value;
+}
+
+// sizeArgs validates { capacity, errorRate } or { bits, hashes }.
+function sizeArgs(opts, what) {
+  opts = options(opts, what);
+  if (opts.bits !== undefined || opts.hashes !== undefined) {
+    return [1, positiveInteger('bits', opts.bits, MAX_BITS), positiveInteger('hashes', opts.hashes, 64)];
+  }
+  return [0, positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER), rate('errorRate', opts.errorRate)];
+}
+
+class Filter {
+  #handle = 0;
+  #gen = 0;
+
+  constructor(token, kind, explicit, a, b, handle) {
+    if (token !== CONSTRUCT) throw new TypeError('edgebloom: illegal constructor');
+    const e = live();
+    this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, 0, 0, 0, a, b);
+    this.#gen = e.generation;
+    registry?.register(this, { handle: this.#handle, gen: this.#gen }, this);
+  }
+
+  // engine returns the engine after checking this filter is still live.
+  #engine() {
+    const e = live();
+    if (this.#handle === 0 || e.generation !== this.#gen) {
+      throw codedError(Error, 'ERR_FREED', 'edgebloom: the filter was freed');
+    }
+    return e;
+  }
+
+  #stat(i) {
+    const e = this.#engine();
+    const base = scratch(e, 8 * NUM_STATS);
+    call(e, OP_STATS, this.#handle, 0);
+    return new Float64Array(mem(e).buffer, base, NUM_STATS)[i];
+  }
+
+  /**
+   * Adds key and reports whether it was new (test-and-add).
+   * @param {string | Uint8Array} key
+   */
+  add(key) {
+    return keyOp(this.#engine(), OP_ADD, this.#handle, key) === 1;
+  }
+
+  /** @param {string | Uint8Array} key */
+  has(key) {
+    return keyOp(this.#engine(), OP_HAS, this.#handle, key) === 1;
+  }
+
+  /** @param {Array<string | Uint8Array>} keys */
+  addMany(keys) {
+    return batchOp(this.#engine(), OP_ADD_MANY, this.#handle, keys);
+  }
+
+  /** @param {Array<string | Uint8Array>} keys */
+  hasMany(keys) {
+    return batchOp(this.#engine(), OP_HAS_MANY, this.#handle, keys);
+  }
+
+  _remove(key) {
+    return keyOp(this.#engine(), OP_REMOVE, this.#handle, key) === 1;
+  }
+
+  _positions(key) {
+    const e = this.#engine();
+    const keyBytes = maxKeyBytes(key);
+    const out = (keyBytes + 7) & ~7;
+    const base = scratch(e, out + 8 * 64);
+    const n = writeKey(mem(e), base, 0, key);
+    const k = call(e, OP_POSITIONS, this.#handle, 0, n, out);
+    return Array.from(new Float64Array(mem(e).buffer, base + out, k));
+  }
+
+  _combine(op, other, Class) {
+    if (!(other instanceof Class)) throw new TypeError(`edgebloom: the argument must be a ${Class.name}`);
+    const e = this.#engine();
+    other.#engine();
+    return call(e, op, this.#handle, other.#handle);
+  }
+
+  get kind() {
+    return KIND_NAMES[this.#stat(STAT_KIND)];
+  }
+  get bits() {
+    return this.#stat(STAT_BITS);
+  }
+  get hashes() {
+    return this.#stat(STAT_HASHES);
+  }
+  get count() {
+    return this.#stat(STAT_COUNT);
+  }
+  get setBits() {
+    return this.#stat(STAT_SET_BITS);
+  }
+  get estimatedCount() {
+    return this.#stat(STAT_ESTIMATED_COUNT);
+  }
+  get fillRatio() {
+    return this.#stat(STAT_FILL_RATIO);
+  }
+  get estimatedErrorRate() {
+    return this.#stat(STAT_ESTIMATED_FPR);
+  }
+  get capacity() {
+    return this.#stat(STAT_CAPACITY);
+  }
+  get errorRate() {
+    return this.#stat(STAT_TARGET_FPR);
+  }
+  get overCapacity() {
+    return this.#stat(STAT_OVER_CAPACITY) === 1;
+  }
+  get byteLength() {
+    return this.#stat(STAT_ENCODED_SIZE);
+  }
+  _layers() {
+    return this.#stat(STAT_LAYERS);
+  }
+
+  /** All statistics in one object. */
+  stats() {
+    const e = this.#engine();
+    const base = scratch(e, 8 * NUM_STATS);
+    call(e, OP_STATS, this.#handle, 0);
+    const s = new Float64Array(mem(e).buffer, base, NUM_STATS).slice();
+    return {
+      kind: KIND_NAMES[s[STAT_KIND]],
+      bits: s[STAT_BITS],
+      hashes: s[STAT_HASHES],
+      count: s[STAT_COUNT],
+      setBits: s[STAT_SET_BITS],
+      estimatedCount: s[STAT_ESTIMATED_COUNT],
+      fillRatio: s[STAT_FILL_RATIO],
+      estimatedErrorRate: s[STAT_ESTIMATED_FPR],
+      capacity: s[STAT_CAPACITY],
+      errorRate: s[STAT_TARGET_FPR],
+      overCapacity: s[STAT_OVER_CAPACITY] === 1,
+      layers: s[STAT_LAYERS],
+      byteLength: s[STAT_ENCODED_SIZE],
+    };
+  }
+
+  /** Removes every key. */
+  clear() {
+    call(this.#engine(), OP_CLEAR, this.#handle);
+  }
+
+  /** The filter in the documented binary format, identical to Go's MarshalBinary. */
+  toBytes() {
+    const e = this.#engine();
+    const n = call(e, OP_ENCODE, this.#handle);
+    const ptr = call(e, OP_OUTPUT_PTR) >>> 0;
+    const bytes = mem(e).slice(ptr, ptr + n);
+    call(e, OP_OUTPUT_RELEASE);
+    return bytes;
+  }
+
+  /** Frees the filter's memory in the engine. Later calls throw; free() again does nothing. */
+  free() {
+    if (this.#handle === 0) return;
+    const e = engine;
+    if (e && e.generation === this.#gen) e.eb(OP_FREE, this.#handle, 0, 0, 0, 0, 0, 0, 0);
+    registry?.unregister(this);
+    this.#handle = 0;
+  }
+
+  [Symbol.dispose]() {
+    this.free();
+  }
+
+  static _load(Class, bytes, opts, want) {
+    if (!(bytes instanceof Uint8Array)) {
+      if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+      else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      else throw new TypeError('edgebloom: fromBytes takes a Uint8Array, an ArrayBuffer or a typed array');
+    }
+    let maxBits = MAX_BITS;
+    if (opts !== undefined) {
+      options(opts, 'fromBytes');
+      if (opts.maxBits !== undefined) maxBits = positiveInteger('maxBits', opts.maxBits, MAX_BITS);
+    }
+    const e = live();
+    if (bytes.length < HEADER_SIZE) {
+      throw codedError(Error, 'ERR_TRUNCATED', 'bloom: truncated filter');
+    }
+    // The header is checked before the rest is copied into linear memory,
+    // which grows for good: an oversized or foreign input costs nothing.
+    let base = scratch(e, HEADER_SIZE);
+    mem(e).set(bytes.subarray(0, HEADER_SIZE), base);
+    const kind = call(e, OP_INSPECT, 0, bytes.length, 0, 0, 0, 0, maxBits);
+    if (want !== undefined && kind !== want) {
+      throw codedError(Error, 'ERR_KIND', `bloom: wrong filter kind: found ${KIND_NAMES[kind]}, want ${KIND_NAMES[want]}`);
+    }
+    base = scratch(e, bytes.length);
+    mem(e).set(bytes, base);
+    const handle = call(e, OP_DECODE, 0, bytes.length, 0, 0, 0, 0, maxBits);
+    const C = Class ?? CLASSES[kind];
+    return new C(CONSTRUCT, kind, 0, 0, 0, handle);
+  }
+}
+
+/** A classic Bloom filter. */
+export class BloomFilter extends Filter {
+  /** @param {{capacity: number, errorRate: number} | {bits: number, hashes: number}} opts */
+  constructor(opts, ...internal) {
+    if (opts === CONSTRUCT) {
+      super(CONSTRUCT, ...internal);
+    } else {
+      const [explicit, a, b] = sizeArgs(opts, 'new BloomFilter');
+      super(CONSTRUCT, KIND_CLASSIC, explicit, a, b);
+    }
+  }
+  positions(key) {
+    return this._positions(key);
+  }
+  /** Adds every key of other; both must have the same bits, hashes and seed. */
+  union(other) {
+    this._combine(OP_UNION, other, BloomFilter);
+  }
+  /** Keeps only bits also set in other. */
+  intersect(other) {
+    this._combine(OP_INTERSECT, other, BloomFilter);
+  }
+  equals(other) {
+    return this._combine(OP_EQUAL, other, BloomFilter) === 1;
+  }
+  static fromBytes(bytes, opts) {
+    return Filter._load(BloomFilter, bytes, opts, KIND_CLASSIC);
+  }
+}
+
+/** A Bloom filter of 4-bit counters that supports remove(). */
+export class CountingBloomFilter extends Filter {
+  constructor(opts, ...internal) {
+    if (opts === CONSTRUCT) {
+      super(CONSTRUCT, ...internal);
+    } else {
+      const [explicit, a, b] = sizeArgs(opts, 'new CountingBloomFilter');
+      super(CONSTRUCT, KIND_COUNTING, explicit, a, b);
+    }
+  }
+  positions(key) {
+    return this._positions(key);
+  }
+  /** Removes key; false, and no change, when it is certainly absent. */
+  remove(key) {
+    return this._remove(key);
+  }
+  equals(other) {
+    return this._combine(OP_EQUAL, other, CountingBloomFilter) === 1;
+  }
+  static fromBytes(bytes, opts) {
+    return Filter._load(CountingBloomFilter, bytes, opts, KIND_COUNTING);
+  }
+}
+
+/** A Bloom filter that grows by layers and keeps its error rate. */
+export class ScalableBloomFilter extends Filter {
+  constructor(opts, ...internal) {
+    if (opts === CONSTRUCT) {
+      super(CONSTRUCT, ...internal);
+    } else {
+      opts = options(opts, 'new ScalableBloomFilter');
+      const n = positiveInteger('initialCapacity', opts.initialCapacity, Number.MAX_SAFE_INTEGER);
+      super(CONSTRUCT, KIND_SCALABLE, 0, n, rate('errorRate', opts.errorRate));
+    }
+  }
+  get layers() {
+    return this._layers();
+  }
+  static fromBytes(bytes, opts) {
+    return Filter._load(ScalableBloomFilter, bytes, opts, KIND_SCALABLE);
+  }
+}
+
+const CLASSES = {
+  [KIND_CLASSIC]: BloomFilter,
+  [KIND_COUNTING]: CountingBloomFilter,
+  [KIND_SCALABLE]: ScalableBloomFilter,
+};
+
+/**
+ * Loads a filter of any kind from bytes in the documented format.
+ * @returns {BloomFilter | CountingBloomFilter | ScalableBloomFilter}
+ */
+export function fromBytes(bytes, opts) {
+  return Filter._load(undefined, bytes, opts, undefined);
+}
+
+/**
+ * The bits m and hashes k for capacity n at error rate p:
+ * m = ceil(-n ln p / ln²2), k = max(1, round(ln 2 · m / n)).
+ */
+export function optimal(capacity, errorRate) {
+  const n = positiveInteger('capacity', capacity, Number.MAX_SAFE_INTEGER);
+  const p = rate('errorRate', errorRate);
+  const bits = Math.ceil((-n * Math.log(p)) / (Math.LN2 * Math.LN2));
+  const hashes = Math.max(1, Math.round((Math.LN2 * bits) / n));
+  return { bits, hashes };
+}
+
+/** The expected false-positive rate (1 - e^(-kn/m))^k after n keys. */
+export function estimateFPR(bits, hashes, count) {
+  positiveInteger('bits', bits, Number.MAX_SAFE_INTEGER);
+  positiveInteger('hashes', hashes, 64);
+  if (typeof count !== 'number' || !(count >= 0)) throw new RangeError('edgebloom: "count" must be a number >= 0');
+  return Math.pow(-Math.expm1((-hashes * count) / bits), hashes);
+}
+
+/** Internal: the number of live filters in the engine, for leak tests. */
+export function _liveFilters() {
+  return call(live(), OP_LIVE);
+}
+
+/** Internal: the size of the engine's linear memory in bytes. */
+export function _memoryBytes() {
+  return live().memory.buffer.byteLength;
+}

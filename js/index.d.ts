@@ -1,0 +1,193 @@
+// Types of the edgebloom npm module. The same declarations describe every
+// entry point (node, browser, workerd); where a member behaves differently,
+// its comment says so.
+
+/** A key: a string, hashed as its UTF-8 bytes exactly as Go hashes the same string, or raw bytes. */
+export type Key = string | Uint8Array;
+
+/** Where init() finds the WebAssembly engine. */
+export type WasmSource = URL | string | Response | BufferSource | WebAssembly.Module;
+
+/**
+ * Loads and starts the WebAssembly engine. Call it once before anything
+ * else; later calls return at once. A failed call leaves the module as it
+ * was, so it can be called again.
+ *
+ * - Works in node: yes (reads edgebloom.wasm next to the module; `source` optional).
+ * - Works in browser: yes (fetches edgebloom.wasm next to the module with
+ *   `compileStreaming` when it is served as application/wasm; pass `source`
+ *   when a bundler moved the file).
+ * - Works in Cloudflare Workers: yes, but call it inside a handler, never at
+ *   global scope (Go's runtime reads random bytes when it starts).
+ */
+export function init(source?: WasmSource): Promise<void>;
+
+/** The largest filter the engine makes or loads: 2^32 bits (512 MiB). */
+export const MAX_BITS: number;
+
+/** Sizing from an expected number of keys and a false-positive rate. */
+export interface CapacityOptions {
+  /** Expected number of keys: an integer ≥ 1. */
+  capacity: number;
+  /** Target false-positive rate, in (0, 1): 0.01 is 1 %. */
+  errorRate: number;
+}
+
+/** An explicit size. */
+export interface SizeOptions {
+  /** m: the number of bits (counters for a counting filter), 1 to MAX_BITS. */
+  bits: number;
+  /** k: the number of hash functions, 1 to 64. */
+  hashes: number;
+}
+
+export interface ScalableOptions {
+  /** Keys the first layer holds: an integer ≥ 1. Each new layer holds twice as many. */
+  initialCapacity: number;
+  /** The false-positive rate the whole filter stays below, in (0, 1). */
+  errorRate: number;
+}
+
+export interface FromBytesOptions {
+  /** Refuse filters of more bits than this (default and maximum MAX_BITS), before allocating. */
+  maxBits?: number;
+}
+
+export interface FilterStats {
+  kind: 'classic' | 'counting' | 'scalable';
+  bits: number;
+  hashes: number;
+  count: number;
+  setBits: number;
+  estimatedCount: number;
+  fillRatio: number;
+  estimatedErrorRate: number;
+  capacity: number;
+  errorRate: number;
+  overCapacity: boolean;
+  layers: number;
+  byteLength: number;
+}
+
+/**
+ * What every filter offers. A filter lives in the engine's memory until
+ * free() (or `using`); one dropped without free() is freed when garbage
+ * collected. Every method throws an Error with code "ERR_FREED" after free().
+ */
+export interface Filter {
+  /**
+   * Adds key and reports whether it was new: true when at least one of its
+   * bits was unset. One call tests and adds: `if (f.add(url)) crawl(url)`.
+   * @throws {TypeError} when key is not a string or Uint8Array.
+   */
+  add(key: Key): boolean;
+  /** Whether key is probably in the set. Never false for an added key; sometimes true for another. */
+  has(key: Key): boolean;
+  /** add() for many keys, in one crossing into the engine per megabyte of keys. */
+  addMany(keys: Key[]): boolean[];
+  /** has() for many keys, in one crossing into the engine per megabyte of keys. */
+  hasMany(keys: Key[]): boolean[];
+  /** All statistics in one call. */
+  stats(): FilterStats;
+  readonly kind: 'classic' | 'counting' | 'scalable';
+  /** m: bits (counters for a counting filter; all layers for a scalable one). */
+  readonly bits: number;
+  /** k: hash functions (0 for a scalable filter, whose layers differ). */
+  readonly hashes: number;
+  /** Adds that returned true (less removes, for a counting filter). */
+  readonly count: number;
+  /** Bits set (counters above zero). */
+  readonly setBits: number;
+  /** Distinct keys estimated from the bits set: -m/k · ln(1 - set/m). */
+  readonly estimatedCount: number;
+  /** setBits / bits. */
+  readonly fillRatio: number;
+  /** The false-positive rate at the current fill. */
+  readonly estimatedErrorRate: number;
+  /** The capacity the filter was made for; 0 when made from an explicit size. */
+  readonly capacity: number;
+  /** The target false-positive rate; 0 when made from an explicit size. */
+  readonly errorRate: number;
+  /** Whether the filter holds more keys than it was made for. */
+  readonly overCapacity: boolean;
+  /** The length of toBytes() in bytes. */
+  readonly byteLength: number;
+  /** Removes every key. */
+  clear(): void;
+  /** The filter in the documented binary format, byte for byte what Go's MarshalBinary writes. */
+  toBytes(): Uint8Array<ArrayBuffer>;
+  /** Frees the filter's memory in the engine. Calling it again does nothing. */
+  free(): void;
+  /** free(), for `using f = new BloomFilter(...)`. */
+  [Symbol.dispose](): void;
+}
+
+/** A classic Bloom filter. */
+export interface BloomFilter extends Filter {}
+export class BloomFilter {
+  /**
+   * @throws {RangeError} when capacity is not an integer ≥ 1, errorRate is not in (0, 1),
+   *   or the filter would exceed MAX_BITS; {TypeError} when an option is not a number.
+   * @throws {Error} with code "ERR_NOT_INITIALIZED" before init().
+   */
+  constructor(options: CapacityOptions | SizeOptions);
+  /**
+   * Loads a classic filter written by toBytes() or by Go's MarshalBinary.
+   * The header is checked, and the size bound applied, before anything is allocated.
+   * @throws {Error} with code ERR_TRUNCATED, ERR_CORRUPT, ERR_CHECKSUM, ERR_NOT_FILTER,
+   *   ERR_VERSION, ERR_KIND or ERR_TOO_LARGE.
+   */
+  static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: FromBytesOptions): BloomFilter;
+  /** The k bit positions of key, in probe order (what Go's Locations returns). */
+  positions(key: Key): number[];
+  /** Adds every key of other. @throws {Error} code "ERR_INCOMPATIBLE" when bits, hashes or seed differ. */
+  union(other: BloomFilter): void;
+  /** Keeps only the bits also set in other. @throws {Error} code "ERR_INCOMPATIBLE". */
+  intersect(other: BloomFilter): void;
+  /** Whether other has the same parameters and bits. */
+  equals(other: BloomFilter): boolean;
+}
+
+/**
+ * A Bloom filter of 4-bit counters (four times the memory of a BloomFilter)
+ * that supports remove(). Counters stop at 15 and are then never decremented,
+ * so removing an added key never makes another added key disappear.
+ */
+export interface CountingBloomFilter extends Filter {}
+export class CountingBloomFilter {
+  constructor(options: CapacityOptions | SizeOptions);
+  static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: FromBytesOptions): CountingBloomFilter;
+  /** The k counter positions of key. */
+  positions(key: Key): number[];
+  /** Removes key: false, and no change, when key is certainly absent. Remove only keys you added. */
+  remove(key: Key): boolean;
+  equals(other: CountingBloomFilter): boolean;
+}
+
+/**
+ * A Bloom filter that grows by layers, each twice as large with half the
+ * error rate, so its false-positive rate stays below errorRate however many
+ * keys it holds.
+ */
+export interface ScalableBloomFilter extends Filter {}
+export class ScalableBloomFilter {
+  constructor(options: ScalableOptions);
+  static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: FromBytesOptions): ScalableBloomFilter;
+  /** The number of layers. */
+  readonly layers: number;
+}
+
+/** Loads a filter of any kind from bytes in the documented format. */
+export function fromBytes(
+  bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
+  options?: FromBytesOptions,
+): BloomFilter | CountingBloomFilter | ScalableBloomFilter;
+
+/**
+ * The bits m and hashes k for capacity keys at errorRate, as Go's bloom.Optimal:
+ * m = ceil(-n·ln p / ln²2), k = max(1, round(ln 2 · m / n)). Works before init().
+ */
+export function optimal(capacity: number, errorRate: number): { bits: number; hashes: number };
+
+/** The expected false-positive rate (1 - e^(-k·n/m))^k after count keys. Works before init(). */
+export function estimateFPR(bits: number, hashes: number, count: number): number;

@@ -1,0 +1,44 @@
+// Filters live on the Go heap in linear memory, which never shrinks: freeing
+// must make the memory reusable, and dropped filters must be freed by GC.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { init, BloomFilter, CountingBloomFilter } from 'edgebloom';
+import { _liveFilters, _memoryBytes } from '../core.js';
+
+before(() => init());
+
+test('10 000 create/add/free cycles leave linear memory where it was after the first hundred', () => {
+  const cycle = (i) => {
+    const f = i % 2 ? new BloomFilter({ capacity: 50_000, errorRate: 0.01 }) : new CountingBloomFilter({ capacity: 20_000, errorRate: 0.01 });
+    f.add(`key-${i}`);
+    f.toBytes();
+    f.free();
+  };
+  const live = _liveFilters();
+  for (let i = 0; i < 100; i++) cycle(i);
+  const after100 = _memoryBytes();
+  for (let i = 100; i < 10_000; i++) cycle(i);
+  assert.equal(_memoryBytes(), after100);
+  assert.equal(_liveFilters(), live);
+});
+
+test('filters dropped without free() are freed after garbage collection', () => {
+  const script = `
+    import { init, BloomFilter } from 'edgebloom';
+    import { _liveFilters } from ${JSON.stringify(new URL('../core.js', import.meta.url).href)};
+    await init();
+    (() => { for (let i = 0; i < 50; i++) new BloomFilter({ capacity: 1000, errorRate: 0.01 }).add('x'); })();
+    const made = _liveFilters();
+    for (let i = 0; i < 100 && _liveFilters() > 0; i++) {
+      globalThis.gc();
+      await new Promise((r) => setImmediate(r));
+    }
+    console.log(JSON.stringify({ made, left: _liveFilters() }));
+  `;
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url) });
+  assert.equal(r.status, 0, r.stderr);
+  const { made, left } = JSON.parse(r.stdout);
+  assert.equal(made, 50);
+  assert.equal(left, 0);
+});

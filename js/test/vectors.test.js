@@ -1,0 +1,75 @@
+// The npm module against the golden vectors written by Go: same positions,
+// same answers, same bytes.
+import { test, before } from 'node:test';
+import assert from 'node:assert/strict';
+import { init, BloomFilter, CountingBloomFilter, ScalableBloomFilter, fromBytes, optimal, MAX_BITS } from 'edgebloom';
+import { vectors, fromBase64 } from './vectors.js';
+
+before(() => init());
+
+const classes = { classic: BloomFilter, counting: CountingBloomFilter, scalable: ScalableBloomFilter };
+
+function build(v) {
+  const f = new classes[v.kind](v.params);
+  const added = v.added.map((i) => f.add(vectors.keys[i]));
+  const removed = (v.removed ?? []).map((i) => f.remove(vectors.keys[i]));
+  return { f, added, removed };
+}
+
+test('positions equal Go Locations for every key', () => {
+  let checked = 0;
+  for (const { m, k, positions } of vectors.locations) {
+    if (m > MAX_BITS) continue; // beyond what WebAssembly can allocate; Go checks these
+    const f = new BloomFilter({ bits: m, hashes: k });
+    vectors.keys.forEach((key, i) => {
+      assert.deepEqual(f.positions(key), positions[i], `positions(${JSON.stringify(key.slice(0, 40))}) m=${m} k=${k}`);
+      assert.deepEqual(f.positions(new TextEncoder().encode(key)), positions[i], 'bytes and string keys agree');
+    });
+    f.free();
+    checked++;
+  }
+  assert.ok(checked >= 3, `checked ${checked} (m, k) pairs`);
+});
+
+for (const v of vectors.filters) {
+  test(`${v.name}: built in JS, same answers and bytes as Go`, () => {
+    const { f, added, removed } = build(v);
+    assert.deepEqual(added, v.addResults, 'add results');
+    if (v.removeResults) assert.deepEqual(removed, v.removeResults, 'remove results');
+    assert.deepEqual(f.hasMany(v.probes), v.has, 'hasMany answers');
+    assert.deepEqual(
+      v.probes.map((p) => f.has(p)),
+      v.has,
+      'has answers',
+    );
+    assert.equal(f.bits, v.bits);
+    assert.equal(f.hashes, v.hashes);
+    assert.equal(f.count, v.count);
+    assert.equal(f.setBits, v.setBits);
+    assert.equal(Buffer.from(f.toBytes()).toString('base64'), v.base64, 'toBytes equals MarshalBinary');
+    f.free();
+  });
+
+  test(`${v.name}: Go bytes load in JS`, () => {
+    const bytes = fromBase64(v.base64);
+    for (const f of [fromBytes(bytes), classes[v.kind].fromBytes(bytes)]) {
+      assert.ok(f instanceof classes[v.kind]);
+      assert.equal(f.kind, v.kind);
+      assert.deepEqual(f.hasMany(v.probes), v.has);
+      assert.equal(f.count, v.count);
+      assert.deepEqual(f.toBytes(), bytes, 're-encodes byte for byte');
+      f.free();
+    }
+  });
+}
+
+test('optimal matches the Go sizing', () => {
+  assert.deepEqual(optimal(1_000_000, 0.0001), { bits: 19_170_117, hashes: 13 });
+  assert.deepEqual(optimal(1_000_000, 0.01), { bits: 9_585_059, hashes: 7 });
+  for (const v of vectors.filters) {
+    if (v.kind === 'scalable' || v.params.capacity === undefined) continue;
+    const { bits, hashes } = optimal(v.params.capacity, v.params.errorRate);
+    assert.equal(bits, v.bits);
+    assert.equal(hashes, v.hashes);
+  }
+});
