@@ -1,3 +1,4 @@
+/// <reference lib="esnext.disposable" />
 // Types of the edgebloom npm module. The same declarations describe every
 // entry point (node, browser, workerd); where a member behaves differently,
 // its comment says so.
