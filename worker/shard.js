@@ -67,6 +67,8 @@ export class Shard {
     // {params, broken} for one whose storage failed its checks, or
     // {params: null} for an empty object.
     this.state = null;
+    // Chunks written since the object started, for the tests.
+    this.chunkWrites = 0;
     this.sql.exec('CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
     this.sql.exec('CREATE TABLE IF NOT EXISTS chunks (i INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
   }
@@ -230,6 +232,7 @@ export class Shard {
       throw new Error(`shard: chunk ${i} is ${data.byteLength} bytes, over the ${MAX_VALUE_BYTES}-byte value limit`);
     }
     const copy = data.slice();
+    this.chunkWrites++;
     this.sql.exec('INSERT OR REPLACE INTO chunks (i, data, crc) VALUES (?, ?, ?)', i, copy.buffer, crc32(copy));
   }
 
@@ -272,13 +275,18 @@ export class Shard {
     }
   }
 
-  // testHook damages storage for the tests, only when the Worker runs with
-  // EDGEBLOOM_TEST_HOOKS=1. POST /_test/corrupt {"chunk": i, "fixCrc": b}
+  // testHook serves the tests, only when the Worker runs with
+  // EDGEBLOOM_TEST_HOOKS=1. GET /_test/info lists the stored chunks and
+  // counts chunk writes. POST /_test/corrupt {"chunk": i, "fixCrc": b}
   // flips one byte of chunk i (and rewrites its CRC when fixCrc, so only the
-  // whole-filter checksum catches it); both forget the in-memory filter, as
-  // an eviction would.
+  // whole-filter checksum catches it); it and POST /_test/evict forget the
+  // in-memory filter, as an eviction would.
   testHook(path, body) {
     if (this.env.EDGEBLOOM_TEST_HOOKS !== '1') throw new HttpError(404, 'not_found', 'no such endpoint');
+    if (path === '/_test/info') {
+      const chunks = this.sql.exec('SELECT i, length(data) AS bytes, crc FROM chunks ORDER BY i').toArray();
+      return json(200, { chunkWrites: this.chunkWrites, chunks });
+    }
     if (path === '/_test/corrupt') {
       const { chunk, fixCrc } = JSON.parse(body);
       const rows = this.sql.exec('SELECT data, crc FROM chunks WHERE i = ?', chunk).toArray();

@@ -1,0 +1,129 @@
+// Helpers for the workerd tests in test/: build the Worker the way a deploy
+// does, run it in Miniflare (workerd) or under wrangler dev, and call its API.
+import { execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { once } from 'node:events';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Miniflare } from 'miniflare';
+
+export const WORKER_DIR = dirname(fileURLToPath(import.meta.url));
+export const WRANGLER = join(WORKER_DIR, '..', 'node_modules', '.bin', 'wrangler');
+export const TOKEN = randomBytes(16).toString('hex');
+const COMPATIBILITY_DATE = '2026-04-01'; // as in wrangler.jsonc
+
+const quietEnv = () => ({ ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' });
+
+/** Builds and bundles the Worker into outdir with wrangler deploy --dry-run. */
+export function buildWorker(outdir) {
+  execFileSync(WRANGLER, ['deploy', '--dry-run', '--outdir', outdir], {
+    cwd: WORKER_DIR,
+    env: quietEnv(),
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+}
+
+/** An API client over a fetch function. */
+export function client(fetchFn, base = 'http://edgebloom.test') {
+  return async function request(method, path, body, { token = TOKEN, raw } = {}) {
+    const headers = {};
+    if (token !== null) headers.Authorization = `Bearer ${token}`;
+    let payload;
+    if (raw !== undefined) payload = raw;
+    else if (body !== undefined) payload = JSON.stringify(body);
+    if (payload !== undefined) headers['Content-Type'] = 'application/json';
+    const res = await fetchFn(base + path, { method, headers, body: payload });
+    const bytes = new Uint8Array(await res.arrayBuffer());
+    let json;
+    if ((res.headers.get('Content-Type') ?? '').startsWith('application/json')) json = JSON.parse(new TextDecoder().decode(bytes));
+    return { status: res.status, json, bytes, headers: res.headers };
+  };
+}
+
+/** Runs the bundle in outdir in Miniflare with Durable Object state under stateDir. */
+export async function startMiniflare(outdir, stateDir) {
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: outdir,
+    scriptPath: join(outdir, 'worker.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: COMPATIBILITY_DATE,
+    durableObjects: { SHARDS: { className: 'Shard', useSQLite: true } },
+    durableObjectsPersist: stateDir,
+    bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1' },
+    cf: false,
+  });
+  await mf.ready;
+  const shards = await mf.getDurableObjectNamespace('SHARDS');
+  return {
+    request: client((url, init) => mf.dispatchFetch(url, init)),
+    /** Calls a shard's test hook directly (see shard.js testHook). */
+    async hook(object, path, body) {
+      const stub = shards.get(shards.idFromName(object));
+      const res = await stub.fetch(`http://shard${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      return { status: res.status, json: res.status === 200 ? await res.json() : await res.text() };
+    },
+    dispose: () => mf.dispose(),
+  };
+}
+
+/** Returns a free TCP port on 127.0.0.1. */
+export async function freePort() {
+  const srv = createServer().listen(0, '127.0.0.1');
+  await once(srv, 'listening');
+  const { port } = srv.address();
+  srv.close();
+  await once(srv, 'close');
+  return port;
+}
+
+/**
+ * Starts "wrangler dev" (through dev.sh) on a free port in its own process
+ * group; stop() ends the whole group.
+ */
+export async function startDev(stateDir, { timeoutMs = 180_000 } = {}) {
+  const port = await freePort();
+  const child = spawn('bash', [join(WORKER_DIR, 'dev.sh')], {
+    cwd: WORKER_DIR,
+    env: { ...quietEnv(), EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_STATE: stateDir, PORT: String(port) },
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  child.stdout.on('data', (d) => (log += d));
+  child.stderr.on('data', (d) => (log += d));
+  const exited = once(child, 'exit');
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    try {
+      process.kill(-child.pid, 'SIGTERM');
+    } catch {}
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }, 5000);
+    await exited;
+    clearTimeout(timer);
+  };
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${log}`);
+    try {
+      const res = await fetch(`${base}/v1/filters/-`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      await res.arrayBuffer();
+      if (res.status === 404) break;
+    } catch {}
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`wrangler dev did not answer on ${base} in ${timeoutMs} ms:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return { base, port, request: client(fetch, base), stop, log: () => log };
+}

@@ -1,0 +1,351 @@
+// The edge service in a real workerd (Miniflare), built the way
+// "wrangler deploy" builds it: every endpoint and error, 50 concurrent
+// clients, a restart on the same persisted state, chunked persistence and
+// corruption, and snapshots read back by Go and by the npm module.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildWorker, startMiniflare, WORKER_DIR } from '../harness.js';
+
+let dir;
+let out;
+let state;
+let w;
+let edgebloom; // the npm module, imported by name once the build has linked it
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'edgebloom-worker-'));
+  out = join(dir, 'bundle');
+  state = join(dir, 'state');
+  buildWorker(out);
+  edgebloom = await import('edgebloom');
+  await edgebloom.init();
+  w = await startMiniflare(out, state);
+});
+
+after(async () => {
+  await w?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const req = (...args) => w.request(...args);
+
+async function expectError(promise, status, code) {
+  const res = await promise;
+  assert.equal(res.status, status, JSON.stringify(res.json));
+  assert.equal(res.json?.error?.code, code, JSON.stringify(res.json));
+  assert.ok(res.json.error.message.length > 0);
+  return res;
+}
+
+/** Loads a snapshot, plain or sharded, with the npm module. */
+function loadSnapshot(bytes) {
+  const { fromBytes } = edgebloom;
+  if (new TextDecoder().decode(bytes.subarray(0, 4)) !== 'EBSC') {
+    const f = fromBytes(bytes);
+    return { has: (k) => f.has(k), shards: 1, free: () => f.free() };
+  }
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  assert.equal(bytes[4], 1, 'container version');
+  assert.equal(bytes[5], 1, 'routing scheme');
+  const s = dv.getUint32(8, true);
+  const lengths = [Number(dv.getBigUint64(16, true))];
+  for (let i = 0; i < s; i++) lengths.push(Number(dv.getBigUint64(24 + 8 * i, true)));
+  let off = 24 + 8 * s;
+  const [router, ...shards] = lengths.map((n) => {
+    const f = fromBytes(bytes.subarray(off, off + n));
+    off += n;
+    return f;
+  });
+  assert.equal(off, bytes.length, 'the lengths add up to the container');
+  assert.equal(router.bits, s);
+  return {
+    has: (k) => shards[router.positions(k)[0]].has(k),
+    shards: s,
+    free: () => [router, ...shards].forEach((f) => f.free()),
+  };
+}
+
+/** Looks keys up in a snapshot file with Go's bloom (worker/cmd/ebsnap). */
+function goAnswers(snapshotBytes, keys) {
+  const file = join(dir, `snap-${Date.now()}.bin`);
+  writeFileSync(file, snapshotBytes);
+  const bits = execFileSync('go', ['run', './cmd/ebsnap', file], {
+    cwd: WORKER_DIR,
+    input: keys.join('\n') + '\n',
+    maxBuffer: 64 << 20,
+  })
+    .toString()
+    .trim();
+  assert.equal(bits.length, keys.length);
+  return [...bits].map((c) => c === '1');
+}
+
+describe('errors', () => {
+  before(async () => {
+    assert.equal((await req('PUT', '/v1/filters/errs', { capacity: 1000, errorRate: 0.01, shards: 2 })).status, 201);
+  });
+
+  test('401 without or with a wrong token, compared in constant time', async () => {
+    const res = await expectError(req('GET', '/v1/filters/errs', undefined, { token: null }), 401, 'unauthorized');
+    assert.match(res.headers.get('WWW-Authenticate'), /^Bearer/);
+    await expectError(req('GET', '/v1/filters/errs', undefined, { token: 'nope' }), 401, 'unauthorized');
+    await expectError(req('POST', '/v1/filters/errs/add', { keys: ['a'] }, { token: '' }), 401, 'unauthorized');
+  });
+
+  test('404 for unknown endpoints and filters', async () => {
+    await expectError(req('GET', '/'), 404, 'not_found');
+    await expectError(req('GET', '/v1/filters/errs/nope'), 404, 'not_found');
+    await expectError(req('GET', '/v1/filters/none'), 404, 'not_found');
+    await expectError(req('POST', '/v1/filters/none/add', { keys: ['a'] }), 404, 'not_found');
+    await expectError(req('POST', '/v1/filters/none/check', { keys: ['a'] }), 404, 'not_found');
+    await expectError(req('GET', '/v1/filters/none/snapshot'), 404, 'not_found');
+    await expectError(req('DELETE', '/v1/filters/none'), 404, 'not_found');
+  });
+
+  test('405 for wrong methods, with Allow', async () => {
+    for (const [method, path] of [
+      ['POST', '/v1/filters/errs'],
+      ['GET', '/v1/filters/errs/add'],
+      ['PUT', '/v1/filters/errs/check'],
+      ['POST', '/v1/filters/errs/snapshot'],
+    ]) {
+      const res = await expectError(req(method, path, method === 'GET' ? undefined : {}), 405, 'method_not_allowed');
+      assert.ok(res.headers.get('Allow'));
+    }
+  });
+
+  test('400 for invalid JSON and parameters; 409 for other parameters', async () => {
+    await expectError(req('PUT', '/v1/filters/bad', undefined, { raw: '{"capacity": ' }), 400, 'invalid_json');
+    for (const body of [
+      {},
+      { capacity: 0, errorRate: 0.01 },
+      { capacity: 10.5, errorRate: 0.01 },
+      { capacity: 10, errorRate: 0 },
+      { capacity: 10, errorRate: 1.5 },
+      { capacity: 10, errorRate: 0.01, shards: 0 },
+      { capacity: 10, errorRate: 0.01, shards: 1000 },
+      { capacity: 1e9, errorRate: 0.001, shards: 1 },
+    ]) {
+      await expectError(req('PUT', '/v1/filters/bad', body), 400, 'invalid_params');
+    }
+    await expectError(req('PUT', '/v1/filters/bad', { capacity: 1, errorRate: 0.1, extra: 1 }), 400, 'invalid_json');
+    await expectError(req('PUT', '/v1/filters/bad%20name', { capacity: 1, errorRate: 0.1 }), 400, 'invalid_name');
+    await expectError(req('POST', '/v1/filters/errs/add', undefined, { raw: 'not json' }), 400, 'invalid_json');
+    await expectError(req('POST', '/v1/filters/errs/add', { keys: 'a' }), 400, 'invalid_json');
+    await expectError(req('POST', '/v1/filters/errs/check', { nokeys: [] }), 400, 'invalid_json');
+    const same = await req('PUT', '/v1/filters/errs', { capacity: 1000, errorRate: 0.01, shards: 2 });
+    assert.equal(same.status, 200);
+    await expectError(req('PUT', '/v1/filters/errs', { capacity: 1000, errorRate: 0.01, shards: 3 }), 409, 'conflict');
+    await expectError(req('PUT', '/v1/filters/errs', { capacity: 999, errorRate: 0.01, shards: 2 }), 409, 'conflict');
+  });
+
+  test('key and body limits: 8 KiB a key (400), 10 000 keys (413), 1 MiB (413)', async () => {
+    const ok = await req('POST', '/v1/filters/errs/add', { keys: ['k'.repeat(8192), 'é'.repeat(4096)] });
+    assert.deepEqual(ok.json, { added: [true, true] });
+    await expectError(req('POST', '/v1/filters/errs/add', { keys: ['a', 'k'.repeat(8193)] }), 400, 'key_too_long');
+    await expectError(req('POST', '/v1/filters/errs/check', { keys: ['é'.repeat(4097)] }), 400, 'key_too_long');
+    const tenK = Array.from({ length: 10_000 }, (_, i) => `k${i}`);
+    assert.equal((await req('POST', '/v1/filters/errs/check', { keys: tenK })).json.present.length, 10_000);
+    await expectError(req('POST', '/v1/filters/errs/add', { keys: [...tenK, 'one more'] }), 413, 'too_many_keys');
+    const big = Array.from({ length: 200 }, (_, i) => `${i}`.padEnd(6000, 'x'));
+    await expectError(req('POST', '/v1/filters/errs/add', { keys: big }), 413, 'body_too_large');
+  });
+});
+
+describe('50 concurrent clients, restart, snapshots', () => {
+  const CLIENTS = 50;
+  const PER_CLIENT = 1000;
+  const SHARED = 1000; // URLs many clients add
+  const ERROR_RATE = 0.01;
+  const shared = Array.from({ length: SHARED }, (_, i) => `https://shared.example/a/${i}?utm=é`);
+  // Client c adds 800 URLs of its own and 200 shared ones, interleaved.
+  const urlsOf = (c) => {
+    const own = Array.from({ length: PER_CLIENT - 200 }, (_, i) => `https://c${c}.example/page/${i}`);
+    const mine = Array.from({ length: 200 }, (_, j) => shared[(c * 20 + j) % SHARED]);
+    return own.flatMap((u, i) => (i % 4 === 0 && mine.length ? [u, mine.pop()] : [u])).concat(mine);
+  };
+  const distinct = new Set();
+  for (let c = 0; c < CLIENTS; c++) for (const u of urlsOf(c)) distinct.add(u);
+  const all = [...distinct];
+  const absent = Array.from({ length: 5000 }, (_, i) => `https://never.example/${i}`);
+  let statsBefore;
+  let trues;
+
+  const checkAll = async (keys) => {
+    const present = [];
+    for (let i = 0; i < keys.length; i += 10_000) {
+      const res = await req('POST', '/v1/filters/crawl/check', { keys: keys.slice(i, i + 10_000) });
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      present.push(...res.json.present);
+    }
+    return present;
+  };
+
+  test('every URL added once, every URL present afterwards', async () => {
+    assert.equal(distinct.size, CLIENTS * (PER_CLIENT - 200) + SHARED);
+    const created = await req('PUT', '/v1/filters/crawl', { capacity: 100_000, errorRate: ERROR_RATE, shards: 4 });
+    assert.equal(created.status, 201);
+    const hits = new Map();
+    const started = Date.now();
+    await Promise.all(
+      Array.from({ length: CLIENTS }, async (_, c) => {
+        const urls = urlsOf(c);
+        for (let i = 0; i < urls.length; i += 100) {
+          const batch = urls.slice(i, i + 100);
+          const res = await req('POST', '/v1/filters/crawl/add', { keys: batch });
+          assert.equal(res.status, 200, JSON.stringify(res.json));
+          assert.equal(res.json.added.length, batch.length);
+          res.json.added.forEach((a, j) => {
+            if (a) hits.set(batch[j], (hits.get(batch[j]) ?? 0) + 1);
+          });
+        }
+      }),
+    );
+    const ms = Date.now() - started;
+    trues = [...hits.values()].reduce((a, b) => a + b, 0);
+    for (const [url, n] of hits) assert.equal(n, 1, `${url} was added as new ${n} times`);
+    const neverNew = all.length - hits.size;
+    assert.ok(neverNew <= ERROR_RATE * all.length, `${neverNew} URLs were never new`);
+    console.log(`# ${CLIENTS} clients added ${CLIENTS * PER_CLIENT} URLs (${all.length} distinct) in ${ms} ms; ${neverNew} false positives on add`);
+
+    const present = await checkAll(all);
+    assert.ok(present.every(Boolean), 'every URL is present');
+    const fp = (await checkAll(absent)).filter(Boolean).length;
+    assert.ok(fp <= ERROR_RATE * absent.length, `${fp} false positives in ${absent.length}`);
+  });
+
+  test('stats per shard and in total', async () => {
+    const res = await req('GET', '/v1/filters/crawl');
+    assert.equal(res.status, 200);
+    const s = res.json;
+    assert.equal(s.shards, 4);
+    assert.equal(s.perShard.length, 4);
+    assert.equal(s.total.count, trues);
+    assert.equal(s.total.count, s.perShard.reduce((a, p) => a + p.count, 0));
+    assert.equal(s.total.bits, s.perShard.reduce((a, p) => a + p.bits, 0));
+    for (const p of [s.total, ...s.perShard]) {
+      for (const k of ['bits', 'hashes', 'count', 'estimatedCount', 'fillRatio', 'estimatedErrorRate']) {
+        assert.equal(typeof p[k], 'number', `${k} in ${JSON.stringify(p)}`);
+      }
+    }
+    assert.ok(Math.abs(s.total.estimatedCount - all.length) < 0.02 * all.length);
+    assert.ok(s.total.estimatedErrorRate < ERROR_RATE);
+    // Each shard got about a quarter of the keys.
+    for (const p of s.perShard) assert.ok(Math.abs(p.count - all.length / 4) < 0.05 * all.length, JSON.stringify(p));
+    statsBefore = s;
+  });
+
+  test('after a restart on the same state: every URL present, stats unchanged', async () => {
+    await w.dispose();
+    w = undefined;
+    w = await startMiniflare(out, state);
+    const present = await checkAll(all);
+    assert.ok(present.every(Boolean), 'every URL is present after the restart');
+    assert.deepEqual((await req('GET', '/v1/filters/crawl')).json, statsBefore);
+  });
+
+  test('the sharded snapshot answers alike in the service, Go and the npm module', async () => {
+    const res = await req('GET', '/v1/filters/crawl/snapshot');
+    assert.equal(res.status, 200);
+    assert.equal(res.headers.get('X-Edgebloom-Format'), 'sharded');
+    assert.equal(res.headers.get('Content-Type'), 'application/octet-stream');
+    const keys = [...all, ...absent];
+    const service = [...(await checkAll(all)), ...(await checkAll(absent))];
+    const js = loadSnapshot(res.bytes);
+    assert.equal(js.shards, 4);
+    const npm = keys.map((k) => js.has(k));
+    js.free();
+    const go = goAnswers(res.bytes, keys);
+    assert.ok(npm.slice(0, all.length).every(Boolean), 'npm module: every URL present');
+    assert.ok(go.slice(0, all.length).every(Boolean), 'Go: every URL present');
+    assert.deepEqual(npm, service, 'npm module and service agree on every key');
+    assert.deepEqual(go, service, 'Go and service agree on every key');
+  });
+
+  test('a one-shard snapshot is the plain format', async () => {
+    assert.equal((await req('PUT', '/v1/filters/plain', { capacity: 5000, errorRate: 0.001 })).status, 201);
+    const keys = all.slice(0, 3000);
+    await req('POST', '/v1/filters/plain/add', { keys });
+    const res = await req('GET', '/v1/filters/plain/snapshot');
+    assert.equal(res.headers.get('X-Edgebloom-Format'), 'filter');
+    const f = edgebloom.BloomFilter.fromBytes(res.bytes);
+    assert.ok(keys.every((k) => f.has(k)));
+    assert.equal(f.count, (await req('GET', '/v1/filters/plain')).json.total.count);
+    f.free();
+    assert.ok(goAnswers(res.bytes, keys).every(Boolean));
+  });
+
+  test('DELETE answers 204, then the filter is gone; made again it starts empty', async () => {
+    const res = await req('DELETE', '/v1/filters/crawl');
+    assert.equal(res.status, 204);
+    assert.equal(res.bytes.length, 0);
+    await expectError(req('GET', '/v1/filters/crawl'), 404, 'not_found');
+    await expectError(req('POST', '/v1/filters/crawl/check', { keys: ['x'] }), 404, 'not_found');
+    assert.equal((await req('PUT', '/v1/filters/crawl', { capacity: 100_000, errorRate: ERROR_RATE, shards: 4 })).status, 201);
+    const present = await checkAll(all.slice(0, 2000));
+    assert.ok(present.filter(Boolean).length <= 2000 * ERROR_RATE);
+  });
+});
+
+describe('chunked persistence', () => {
+  // 1 000 000 keys at 1%: 9 585 059 bits, a 1.2 MB payload in 2 chunks.
+  const params = { capacity: 1_000_000, errorRate: 0.01, shards: 1 };
+  const object = 'shard:big:0';
+
+  test('only the chunks a new key touched are written, with the header chunk', async () => {
+    assert.equal((await req('PUT', '/v1/filters/big', params)).status, 201);
+    await req('POST', '/v1/filters/big/add', { keys: ['warm-up'] });
+    const before = (await w.hook(object, '/_test/info')).json;
+    assert.deepEqual(
+      before.chunks.map((c) => c.i),
+      [-1, 0, 1],
+    );
+    assert.ok(before.chunks.every((c) => c.bytes <= 1 << 20));
+    const local = new edgebloom.BloomFilter({ capacity: params.capacity, errorRate: params.errorRate });
+    for (const key of ['https://a.example/1', 'https://b.example/2', 'https://c.example/3']) {
+      const touched = new Set(local.positions(key).map((p) => Math.floor(p / 8 / (1 << 20))));
+      const info0 = (await w.hook(object, '/_test/info')).json;
+      assert.deepEqual((await req('POST', '/v1/filters/big/add', { keys: [key] })).json, { added: [true] });
+      const info1 = (await w.hook(object, '/_test/info')).json;
+      assert.equal(info1.chunkWrites - info0.chunkWrites, 1 + touched.size, `${key} touches chunks ${[...touched]}`);
+      for (const c of info1.chunks) {
+        const old = info0.chunks.find((o) => o.i === c.i);
+        if (c.i !== -1 && !touched.has(c.i)) assert.equal(c.crc, old.crc, `chunk ${c.i} unchanged`);
+      }
+      // Adding it again changes nothing and writes nothing.
+      assert.deepEqual((await req('POST', '/v1/filters/big/add', { keys: [key] })).json, { added: [false] });
+      assert.equal((await w.hook(object, '/_test/info')).json.chunkWrites, info1.chunkWrites);
+    }
+    local.free();
+    // Reloaded from storage, it answers the same.
+    assert.equal((await w.hook(object, '/_test/evict', {})).status, 204);
+    const res = await req('POST', '/v1/filters/big/check', { keys: ['warm-up', 'https://b.example/2', 'nope'] });
+    assert.deepEqual(res.json, { present: [true, true, false] });
+  });
+
+  test('a chunk that fails its CRC makes the shard answer 500 shard_corrupt', async () => {
+    assert.equal((await w.hook(object, '/_test/corrupt', { chunk: 1 })).status, 204);
+    const res = await expectError(req('POST', '/v1/filters/big/check', { keys: ['warm-up'] }), 500, 'shard_corrupt');
+    assert.match(res.json.error.message, /chunk 1 failed its CRC-32 check/);
+    await expectError(req('POST', '/v1/filters/big/add', { keys: ['x'] }), 500, 'shard_corrupt');
+    await expectError(req('GET', '/v1/filters/big'), 500, 'shard_corrupt');
+    await expectError(req('GET', '/v1/filters/big/snapshot'), 500, 'shard_corrupt');
+  });
+
+  test('a chunk with a matching CRC but wrong bytes fails the filter checksum', async () => {
+    assert.equal((await req('DELETE', '/v1/filters/big')).status, 204);
+    assert.equal((await req('PUT', '/v1/filters/big', params)).status, 201);
+    await req('POST', '/v1/filters/big/add', { keys: ['a', 'b'] });
+    assert.equal((await w.hook(object, '/_test/corrupt', { chunk: 0, fixCrc: true })).status, 204);
+    const res = await expectError(req('POST', '/v1/filters/big/check', { keys: ['a'] }), 500, 'shard_corrupt');
+    assert.match(res.json.error.message, /ERR_CHECKSUM/);
+    // DELETE still works on a corrupt shard, and the name can be used again.
+    assert.equal((await req('DELETE', '/v1/filters/big')).status, 204);
+    assert.equal((await req('PUT', '/v1/filters/big', params)).status, 201);
+    assert.deepEqual((await req('POST', '/v1/filters/big/add', { keys: ['a'] })).json, { added: [true] });
+  });
+});
