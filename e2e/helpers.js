@@ -234,8 +234,8 @@ const localSchemes = new Set(['data:', 'blob:', 'about:', 'chrome-extension:', '
  * cleanup()). With extensionDir, loads that unpacked extension.
  * Every request any page makes is recorded in `requests`; one to a host
  * other than 127.0.0.1 is aborted and recorded in `blocked`. Console errors
- * and uncaught page errors are recorded in `errors`. assertClean() fails on
- * either.
+ * (of pages and workers) and uncaught errors are recorded in `errors`.
+ * assertClean() fails on either.
  */
 export async function launchChromium({ extensionDir } = {}) {
   const userDataDir = await tempDir('profile');
@@ -263,14 +263,13 @@ export async function launchChromium({ extensionDir } = {}) {
     blocked.push(url.href);
     return route.abort('blockedbyclient');
   });
-  const watch = (page) => {
-    page.on('console', (msg) => {
-      if (msg.type() === 'error') errors.push(`console error in ${page.url()}: ${msg.text()}`);
-    });
-    page.on('pageerror', (err) => errors.push(`page error in ${page.url()}: ${err.stack ?? err}`));
-  };
-  context.pages().forEach(watch);
-  context.on('page', watch);
+  // The context's console has the pages', their workers' and the service
+  // workers' messages.
+  context.on('console', (msg) => {
+    const where = msg.worker?.()?.url() ?? msg.page()?.url();
+    if (msg.type() === 'error') errors.push(`console error in ${where}: ${msg.text()}`);
+  });
+  context.on('weberror', (err) => errors.push(`uncaught in ${err.page()?.url()}: ${err.error().stack}`));
 
   return {
     context,
