@@ -23,7 +23,7 @@ const MAX_VALUE_BYTES = 2_000_000;
 const HEADER_BYTES = 64;
 const TRAILER_BYTES = 8;
 // Keep in sync with maxShardBits in handler.go.
-const MAX_SHARD_BITS = 2 ** 27;
+const MAX_SHARD_BITS = 2 ** 26;
 
 const CRC_TABLE = new Int32Array(256).map((_, n) => {
   let c = n;
