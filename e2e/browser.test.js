@@ -16,6 +16,7 @@ import {
   openCheckPage,
   packageDirs,
   serve,
+  timeout,
 } from './helpers.js';
 
 // Counts compileStreaming calls, to see which path the loader took.
@@ -75,7 +76,7 @@ let vectors;
 before(async () => {
   vectors = await loadVectors();
   browser = await launchChromium();
-});
+}, { timeout });
 after(cleanup);
 
 for (const { wasmType, source, streamed, setup = '' } of [
@@ -87,7 +88,7 @@ for (const { wasmType, source, streamed, setup = '' } of [
   { wasmType: 'application/wasm', source: 'bytes', streamed: 0 },
   { wasmType: 'application/wasm', source: 'module', streamed: 0 },
 ]) {
-  test(`page, wasm served as ${wasmType}, init(${source})`, async () => {
+  test(`page, wasm served as ${wasmType}, init(${source})`, { timeout }, async () => {
     const server = await serve({ pages: { '/': page(setup) }, dirs: packageDirs, wasmType });
     const { result } = await openCheckPage(browser, `${server.origin}/?source=${source}`, vectors);
     assertVectors(result);
@@ -98,7 +99,7 @@ for (const { wasmType, source, streamed, setup = '' } of [
   });
 }
 
-test('module web worker', async () => {
+test('module web worker', { timeout }, async () => {
   const server = await serve({
     pages: { '/': workerPage, '/worker.js': { type: 'text/javascript', body: workerScript } },
     dirs: packageDirs,

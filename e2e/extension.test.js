@@ -14,6 +14,7 @@ import {
   launchChromium,
   loadVectors,
   tempDir,
+  timeout,
   writeFiles,
 } from './helpers.js';
 
@@ -42,10 +43,10 @@ before(async () => {
   await copyPackageFiles(path.join(dir, 'edgebloom'));
   await cp(path.join(e2eDir, 'check.js'), path.join(dir, 'check.js'));
   browser = await launchChromium({ extensionDir: dir });
-});
+}, { timeout });
 after(cleanup);
 
-test('MV3 service worker', async () => {
+test('MV3 service worker', { timeout }, async () => {
   const { context } = browser;
   const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
   assert.match(worker.url(), /^chrome-extension:\/\/[a-p]{32}\/background\.js$/);

@@ -338,18 +338,31 @@ await window.report(result);
 
 /**
  * Opens url in a new page of browser (from launchChromium), hands it the
- * vectors and resolves with what the page reports.
+ * vectors and resolves with what the page reports; rejects as soon as the
+ * page logs an error, throws, crashes or closes instead.
  */
 export async function openCheckPage(browser, url, vectors) {
   const page = await browser.context.newPage();
   let report;
-  const reported = new Promise((resolve) => (report = resolve));
+  let fail;
+  const reported = new Promise((resolve, reject) => {
+    report = resolve;
+    fail = reject;
+  });
+  reported.catch(() => {}); // awaited below, maybe after it failed
+  page.on('console', (msg) => msg.type() === 'error' && fail(new Error(`console error in ${url}: ${msg.text()}`)));
+  page.on('pageerror', (err) => fail(new Error(`uncaught in ${url}: ${err.stack ?? err}`)));
+  page.on('crash', () => fail(new Error(`${url} crashed`)));
+  page.on('close', () => fail(new Error(`${url} closed before it reported`)));
   await page.exposeFunction('vectors', () => vectors);
   await page.exposeFunction('report', (result) => report(result));
   await page.goto(url);
   const result = await reported;
   return { page, result };
 }
+
+/** The node:test timeout of each e2e test: long enough for a busy machine, short of forever. */
+export const timeout = 180_000;
 
 // ---- Workers --------------------------------------------------------------------
 

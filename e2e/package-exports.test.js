@@ -6,13 +6,13 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import * as esbuild from 'esbuild';
-import { bundledEntries, cleanup, linkPackage, repoRoot, run, tempDir } from './helpers.js';
+import { bundledEntries, cleanup, linkPackage, repoRoot, run, tempDir, timeout } from './helpers.js';
 
 let dir;
 before(async () => {
   dir = await tempDir('exports');
   await linkPackage(dir);
-});
+}, { timeout });
 after(cleanup);
 
 // Node: import.meta.resolve with the conditions node adds (node, import)
@@ -23,7 +23,7 @@ for (const { conditions, want } of [
   { conditions: ['browser'], want: 'node' },
   { conditions: ['workerd'], want: 'workerd' },
 ]) {
-  test(`node ${conditions.map((c) => `--conditions=${c} `).join('')}resolves js/${want}.js`, async () => {
+  test(`node ${conditions.map((c) => `--conditions=${c} `).join('')}resolves js/${want}.js`, { timeout }, async () => {
     const script = "console.log(import.meta.resolve('edgebloom'), import.meta.resolve('edgebloom/edgebloom.wasm'));";
     const args = [...conditions.map((c) => `--conditions=${c}`), '--input-type=module', '-e', script];
     const [entry, wasm] = (await run(process.execPath, args, { cwd: dir })).trim().split(' ');
@@ -33,7 +33,7 @@ for (const { conditions, want } of [
   });
 }
 
-test('Node imports the package by name, and init() loads the wasm', async () => {
+test('Node imports the package by name, and init() loads the wasm', { timeout }, async () => {
   const script = `import { init, BloomFilter } from 'edgebloom';
 await init();
 const f = new BloomFilter({ capacity: 10, errorRate: 0.01 });
@@ -56,7 +56,7 @@ const bundlers = [
 
 const exported = {};
 for (const { name, options, want } of bundlers) {
-  test(`esbuild, ${name}: js/${want}.js`, async () => {
+  test(`esbuild, ${name}: js/${want}.js`, { timeout }, async () => {
     const result = await esbuild.build({
       ...options,
       absWorkingDir: dir,

@@ -23,6 +23,7 @@ import {
   serve,
   startMiniflare,
   tempDir,
+  timeout,
   writeFiles,
   writeWorkerProject,
 } from './helpers.js';
@@ -123,10 +124,10 @@ before(async () => {
     env: { npm_config_cache: path.join(project, '.npm-cache') },
   });
   installed = path.join(project, 'node_modules/edgebloom');
-});
+}, { timeout });
 after(cleanup);
 
-test('the tarball holds the module, its wasm and types, and no tests or Go sources', async () => {
+test('the tarball holds the module, its wasm and types, and no tests or Go sources', { timeout }, async () => {
   const files = (await run('tar', ['-tzf', tarball])).trim().split('\n');
   for (const name of ['api', 'core', 'index', 'node', 'workerd', 'wasm_exec']) {
     assert.ok(files.includes(`package/js/${name}.js`), `package/js/${name}.js in ${files}`);
@@ -137,14 +138,14 @@ test('the tarball holds the module, its wasm and types, and no tests or Go sourc
   assert.deepEqual(unwanted, []);
 });
 
-test('Node imports the installed package by name', async () => {
+test('Node imports the installed package by name', { timeout }, async () => {
   const output = await run(process.execPath, ['main.js', 'vectors.json'], { cwd: project });
   const result = JSON.parse(output.trim().split('\n').at(-1));
   assert.equal(result.resolved, `file://${installed}/js/node.js`);
   assertVectors(result);
 });
 
-test('an esbuild browser bundle, with the wasm copied next to it, in Chromium', async () => {
+test('an esbuild browser bundle, with the wasm copied next to it, in Chromium', { timeout }, async () => {
   const site = path.join(project, 'site');
   const build = await esbuild.build({
     absWorkingDir: project,
@@ -170,13 +171,13 @@ test('an esbuild browser bundle, with the wasm copied next to it, in Chromium', 
   browser.assertClean();
 });
 
-test('a Worker bundled by wrangler uses the workerd build of the installed package', async () => {
+test('a Worker bundled by wrangler uses the workerd build of the installed package', { timeout }, async () => {
   const bundle = await assertWorkerdBundle(project, installed);
   await assertWorker(await startMiniflare(bundle, workerConfig), vectors);
 });
 
 // Two libs: es2022 (no Symbol.dispose in TypeScript's lib) and esnext.
-test('types: tsc --strict on a usage file', { concurrency: 2 }, async (t) => {
+test('types: tsc --strict on a usage file', { concurrency: 2, timeout }, async (t) => {
   const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
   await Promise.all(
     ['tsconfig.json', 'tsconfig.esnext.json'].map((config) =>

@@ -12,17 +12,18 @@ import {
   repoRoot,
   startMiniflare,
   tempDir,
+  timeout,
   writeWorkerProject,
 } from './helpers.js';
 
 let vectors;
 before(async () => {
   vectors = await loadVectors();
-});
+}, { timeout });
 after(cleanup);
 
 for (const flags of [[], ['nodejs_compat']]) {
-  test(`Worker bundled by wrangler, run in Miniflare, compatibility flags [${flags}]`, async () => {
+  test(`Worker bundled by wrangler, run in Miniflare, compatibility flags [${flags}]`, { timeout }, async () => {
     const dir = await tempDir('workerd');
     const config = await writeWorkerProject(dir, { flags });
     await linkPackage(dir);
