@@ -88,7 +88,12 @@ export function run(cmd, args, { cwd = repoRoot, env = {} } = {}) {
     child.stderr.on('data', (d) => (output += d));
     let running = true;
     cleanups.push(() => {
-      if (running) process.kill(-child.pid, 'SIGKILL');
+      if (!running) return;
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch (err) {
+        if (err.code !== 'ESRCH') throw err;
+      }
     });
     child.on('error', (err) => {
       running = false;
@@ -448,7 +453,7 @@ export async function assertWorkerdBundle(dir, packageDir) {
  * from writeWorkerProject; disposed by cleanup().
  */
 export async function startMiniflare(bundle, config) {
-  const { Miniflare } = await import('miniflare');
+  const { Miniflare } = await import('miniflare'); // large: loaded only by the tests that need it
   const mf = new Miniflare({
     host: '127.0.0.1',
     port: 0,
