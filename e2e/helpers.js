@@ -417,7 +417,12 @@ export default {
  * config. The caller provides node_modules/edgebloom.
  */
 export async function writeWorkerProject(dir, { flags = [] } = {}) {
-  const config = { name: 'edgebloom-e2e', main: 'src/index.js', compatibility_date: compatibilityDate, compatibility_flags: flags };
+  const config = {
+    name: 'edgebloom-e2e',
+    main: 'src/index.js',
+    compatibility_date: compatibilityDate,
+    compatibility_flags: flags,
+  };
   await writeFiles(dir, {
     'package.json': { name: 'edgebloom-e2e-worker', private: true, type: 'module' },
     'wrangler.jsonc': config,

@@ -45,12 +45,13 @@ console.log(JSON.stringify([f.add('a'), f.add('a'), f.has('a'), f.has('b')]));`;
 // esbuild, as bundlers resolve: platform browser; wrangler's conditions
 // (workerd, worker, browser), also with platform node as nodejs_compat
 // projects may set; platform node.
+const wranglers = ['workerd', 'worker', 'browser'];
 const bundlers = [
   { name: 'platform browser', options: { platform: 'browser' }, want: 'index' },
   { name: 'platform neutral', options: { platform: 'neutral' }, want: 'index' },
-  { name: "wrangler's conditions", options: { platform: 'browser', conditions: ['workerd', 'worker', 'browser'] }, want: 'workerd' },
-  { name: "wrangler's conditions, platform node", options: { platform: 'node', conditions: ['workerd', 'worker', 'browser'] }, want: 'workerd' },
-  { name: 'a web worker bundle (worker, browser)', options: { platform: 'browser', conditions: ['worker', 'browser'] }, want: 'index' },
+  { name: "wrangler's conditions", options: { platform: 'browser', conditions: wranglers }, want: 'workerd' },
+  { name: "wrangler's conditions, platform node", options: { platform: 'node', conditions: wranglers }, want: 'workerd' },
+  { name: 'a web worker (worker, browser)', options: { platform: 'browser', conditions: ['worker', 'browser'] }, want: 'index' },
   { name: 'platform node', options: { platform: 'node' }, want: 'node' },
 ];
 

@@ -134,7 +134,9 @@ test('the tarball holds the module, its wasm and types, and no tests or Go sourc
   }
   assert.ok(files.includes('package/js/edgebloom.wasm'), `package/js/edgebloom.wasm in ${files}`);
   assert.ok(files.includes('package/js/index.d.ts'), `package/js/index.d.ts in ${files}`);
-  const unwanted = files.filter((f) => /\.go$|\/go\.(mod|sum)$|^package\/js\/test\/|^package\/(bloom|wasm|bench|worker|web-demo|e2e)\//.test(f));
+  const unwanted = files.filter(
+    (f) => /\.go$|\/go\.(mod|sum)$|^package\/js\/test\/|^package\/(bloom|wasm|bench|worker|web-demo|e2e)\//.test(f),
+  );
   assert.deepEqual(unwanted, []);
 });
 
