@@ -33,7 +33,8 @@ max_gz=$((600 * 1024))
 
 build_wasm() {
 	log "wasm ($(go env GOVERSION))"
-	GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o js/edgebloom.wasm ./wasm
+	GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o js/edgebloom.wasm.tmp ./wasm
+	mv -f js/edgebloom.wasm.tmp js/edgebloom.wasm
 	# wasm_exec.js must come from the GOROOT that compiled the wasm. It is
 	# wrapped as a module whose "globalThis" is the parameter the caller
 	# passes (a shadow of the real one), so it installs no globals: Go,
@@ -50,7 +51,10 @@ build_wasm() {
 		grep -v '^"use strict";$' "$src"
 		echo "return globalThis.Go;"
 		echo "}"
-	} >js/wasm_exec.js
+	} >js/wasm_exec.js.tmp
+	# Renamed into place, so a test importing the module meanwhile never
+	# reads half a file.
+	mv -f js/wasm_exec.js.tmp js/wasm_exec.js
 	local raw gz
 	raw=$(wc -c <js/edgebloom.wasm)
 	gz=$(gzip -9c js/edgebloom.wasm | wc -c)
