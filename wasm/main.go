@@ -16,6 +16,7 @@ package main
 import (
 	"errors"
 	"io"
+	"runtime"
 	"unsafe"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -248,6 +249,14 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 	case opFree:
 		filters[h-1] = nil
 		unused = append(unused, h)
+		// Linear memory never shrinks, and Go's collector lets the heap
+		// reach twice its live size before it runs. Collecting at once when
+		// a filter of 64 KiB or more goes makes its memory reusable by the
+		// next one, so linear memory stays at what is live, not twice that
+		// (a collection of a few MB of bitsets takes well under 1 ms).
+		if f.EncodedSize() >= 64<<10 {
+			runtime.GC()
+		}
 		return 0
 	case opAdd, opHas, opRemove:
 		k, ok := span(a, b)

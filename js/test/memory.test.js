@@ -10,7 +10,7 @@ before(() => init());
 
 test('10 000 create/add/free cycles leave linear memory where it was after the first hundred', () => {
   const cycle = (i) => {
-    const f = i % 2 ? new BloomFilter({ capacity: 50_000, errorRate: 0.01 }) : new CountingBloomFilter({ capacity: 20_000, errorRate: 0.01 });
+    const f = i % 2 ? new BloomFilter({ capacity: 60_000, errorRate: 0.01 }) : new CountingBloomFilter({ capacity: 20_000, errorRate: 0.01 });
     f.add(`key-${i}`);
     f.toBytes();
     f.free();
