@@ -165,6 +165,7 @@ async function instantiate(source, defaultSource, extraGlobals) {
     eb: instance.exports.eb,
     memory: instance.exports.mem,
     u8: new Uint8Array(0),
+    keys: new Uint8Array(0), // the scratch buffer, for encodeInto
     scratch: 0,
     scratchSize: 0,
     generation,
@@ -178,9 +179,16 @@ function live() {
 
 // mem returns a view of linear memory, made anew after memory grew.
 function mem(e) {
-  const buf = e.memory.buffer;
-  if (e.u8.buffer !== buf) e.u8 = new Uint8Array(buf);
+  // Growth detaches the old buffer, which leaves views of it empty: no need
+  // to call the memory.buffer getter on every key.
+  if (e.u8.byteLength === 0) e.u8 = new Uint8Array(e.memory.buffer);
   return e.u8;
+}
+
+// keyView returns a view of the whole scratch buffer.
+function keyView(e) {
+  if (e.keys.byteLength === 0) e.keys = new Uint8Array(e.memory.buffer, e.scratch, e.scratchSize);
+  return e.keys;
 }
 
 // check turns a negative status into a thrown error, and notices a Go
@@ -207,6 +215,7 @@ function scratch(e, size) {
   if (size > e.scratchSize) {
     e.scratch = call(e, OP_SCRATCH, 0, size) >>> 0;
     e.scratchSize = Math.max(size, 64 * 1024);
+    e.keys = new Uint8Array(0);
   }
   return e.scratch;
 }
@@ -222,7 +231,8 @@ function writeKey(u8, base, off, key) {
   if (typeof key === 'string') {
     const at = base + off;
     const n = key.length;
-    // ASCII, most URLs, is copied by hand: faster than encodeInto for short keys.
+    // ASCII is copied by hand here; keyOp and batchOp take encodeInto's
+    // faster path for whole strings first.
     let i = 0;
     for (; i < n; i++) {
       const c = key.charCodeAt(i);
@@ -244,15 +254,62 @@ function maxKeyBytes(key) {
 
 // keyOp runs a one-key operation on handle h.
 function keyOp(e, op, h, key) {
+  if (typeof key === 'string') {
+    // encodeInto writes the whole key when it fits, which it does unless
+    // the key is longer than the scratch buffer.
+    if (e.scratchSize === 0) scratch(e, 1);
+    let r = encoder.encodeInto(key, keyView(e));
+    if (r.read !== key.length) {
+      scratch(e, 3 * key.length);
+      r = encoder.encodeInto(key, keyView(e));
+    }
+    return call(e, op, h, 0, r.written);
+  }
   const base = scratch(e, maxKeyBytes(key));
   const n = writeKey(mem(e), base, 0, key);
   return call(e, op, h, 0, n);
 }
 
+// asciiBatch runs op on keys[i:j] when they are all ASCII strings, with
+// one encodeInto of their concatenation, and returns false otherwise.
+function asciiBatch(e, op, h, keys, i, j, results) {
+  const count = j - i;
+  const lens = (count + 3) & ~3;
+  const keyStart = lens + 4 * count;
+  let chars = 0;
+  for (let k = i; k < j; k++) {
+    const key = keys[k];
+    if (typeof key !== 'string') return false;
+    chars += key.length;
+  }
+  const joined = count === keys.length ? keys.join('') : keys.slice(i, j).join('');
+  const base = scratch(e, keyStart + chars);
+  const r = encoder.encodeInto(joined, keyView(e).subarray(keyStart));
+  if (r.read !== joined.length || r.written !== chars) return false; // not all ASCII: UTF-8 lengths differ
+  const u32 = new Uint32Array(e.memory.buffer, base + lens, count);
+  for (let k = 0; k < count; k++) u32[k] = keys[i + k].length;
+  call(e, op, h, 0, count, lens, keyStart, 0);
+  const res = mem(e);
+  for (let k = 0; k < count; k++) results[i + k] = res[base + k] === 1;
+  return true;
+}
+
 function batchOp(e, op, h, keys) {
   if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
   const results = new Array(keys.length);
+  // Fast path: ASCII strings (most URLs), in chunks of at most 256 KiB of text.
   let i = 0;
+  while (i < keys.length) {
+    let j = i;
+    let chars = 0;
+    while (j < keys.length && (j === i || chars < BATCH_BYTES / 4)) {
+      const key = keys[j++];
+      chars += typeof key === 'string' ? key.length : BATCH_BYTES;
+    }
+    if (!asciiBatch(e, op, h, keys, i, j, results)) break;
+    i = j;
+  }
+  if (i === keys.length) return results;
   while (i < keys.length) {
     // Take keys while they fit in BATCH_BYTES (at least one key).
     let j = i;

@@ -60,6 +60,18 @@ test('addMany and hasMany agree with add and has across batch boundaries', () =>
   assert.deepEqual(a.addMany([]), []);
 });
 
+test('addMany takes the same bits for ASCII and non-ASCII string batches', () => {
+  const ascii = crawlerURLs(5000);
+  const mixed = ascii.map((k, i) => (i % 50 === 7 ? `${k}/é/例子/😀` : k));
+  for (const keys of [ascii, mixed, ['é'], ['a', 'é'], ['é', 'a']]) {
+    const a = new BloomFilter({ capacity: 6000, errorRate: 0.01 });
+    const b = new BloomFilter({ capacity: 6000, errorRate: 0.01 });
+    assert.deepEqual(a.addMany(keys), keys.map((k) => b.add(k)));
+    assert.deepEqual(a.toBytes(), b.toBytes());
+    assert.deepEqual(a.hasMany(keys.map((k) => new TextEncoder().encode(k))), keys.map(() => true));
+  }
+});
+
 test('counting filter: remove', () => {
   const f = new CountingBloomFilter({ capacity: 1000, errorRate: 0.01 });
   assert.equal(f.remove('absent'), false);
