@@ -70,6 +70,8 @@ test_go() {
 	lint_go
 	log "go test (host, race)"
 	go test -race -count=1 ./...
+	log "go test (cmd/edgebloom, its own module)"
+	(cd cmd/edgebloom && go vet ./... && go test -count=1 ./...)
 	log "go test (GOARCH=386)"
 	GOARCH=386 go test -count=1 ./bloom/...
 	log "go test (GOOS=js GOARCH=wasm, in node)"

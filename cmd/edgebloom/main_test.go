@@ -1,0 +1,300 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// The tests run the built binary as a user would, through its exit status,
+// stdout and stderr.
+var binary string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "edgebloom-cli")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	binary = filepath.Join(dir, "edgebloom")
+	build := exec.Command("go", "build", "-o", binary, ".")
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building edgebloom:", err)
+		os.Exit(2)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// result is one run of the binary.
+type result struct {
+	status         int
+	stdout, stderr string
+}
+
+// expect runs the binary with args in dir, stdin as its standard input,
+// and fails the test unless it exits with status want.
+func expect(t *testing.T, dir, stdin string, want int, args ...string) result {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if err != nil && !errors.As(err, &exit) {
+		t.Fatalf("edgebloom %q: %v", args, err)
+	}
+	r := result{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
+	if r.status != want {
+		t.Fatalf("edgebloom %s: exit status %d, want %d\nstdout:\n%s\nstderr:\n%s",
+			strings.Join(args, " "), r.status, want, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// summaryValue returns the value on the summary line called name.
+func summaryValue(t *testing.T, out, name string) string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` +(.*)$`).FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no %q line in:\n%s", name, out)
+	}
+	return m[1]
+}
+
+// urls returns n distinct URLs, newline-terminated.
+func urls(first, n int) string {
+	var b strings.Builder
+	for i := first; i < first+n; i++ {
+		fmt.Fprintf(&b, "https://example.com/page/%d?x=%d\n", i, i%7)
+	}
+	return b.String()
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func gzipped(t *testing.T, data string) string {
+	t.Helper()
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	zw.Write([]byte(data))
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func TestBuildAndCheck(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.txt"), urls(0, 1000))
+	writeFile(t, filepath.Join(dir, "b.txt.gz"), gzipped(t, urls(1000, 1000)+urls(0, 10)))
+	// Three inputs: a file, a gzip file, and stdin with CRLF line ends,
+	// blank lines and one key repeated from a.txt.
+	stdin := "\r\nhttps://example.com/stdin/1\r\n\n  https://example.com/page/5?x=5  \n"
+	r := expect(t, dir, stdin, 0, "build", "-n", "10k", "-p", "0.001", "-o", "f.bloom", "a.txt", "b.txt.gz", "-")
+	for name, want := range map[string]string{"keys": "2012", "new": "2001", "duplicates": "11", "k": "10", "output": "f.bloom"} {
+		if got := summaryValue(t, r.stderr, name); got != want {
+			t.Errorf("summary %s: got %q; want %q", name, got, want)
+		}
+	}
+	if r.stdout != "" {
+		t.Errorf("build -o wrote to stdout: %q", r.stdout)
+	}
+
+	r = expect(t, dir, "", 0, "check", "f.bloom", "https://example.com/page/0?x=0", "https://example.com/page/1999?x=4", "https://example.com/stdin/1")
+	want := "https://example.com/page/0?x=0\tpresent\nhttps://example.com/page/1999?x=4\tpresent\nhttps://example.com/stdin/1\tpresent\n"
+	if r.stdout != want {
+		t.Errorf("check stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	r = expect(t, dir, "", 1, "check", "f.bloom", "https://example.com/page/0?x=0", "https://example.com/never")
+	if want := "https://example.com/page/0?x=0\tpresent\nhttps://example.com/never\tabsent\n"; r.stdout != want {
+		t.Errorf("check stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+
+	// Keys from stdin: every added key is present, no false negatives.
+	r = expect(t, dir, urls(0, 2000), 0, "check", "f.bloom")
+	if n := strings.Count(r.stdout, "\tpresent\n"); n != 2000 {
+		t.Errorf("check of 2000 added keys from stdin: %d present", n)
+	}
+	// Quiet: the exit status alone.
+	if r := expect(t, dir, "", 1, "check", "-q", "f.bloom", "https://example.com/never"); r.stdout != "" {
+		t.Errorf("check -q printed %q", r.stdout)
+	}
+	// Flags after arguments.
+	expect(t, dir, "", 0, "check", "f.bloom", "https://example.com/stdin/1", "-q")
+}
+
+func TestBuildToStdout(t *testing.T) {
+	dir := t.TempDir()
+	r := expect(t, dir, urls(0, 100), 0, "build", "-n", "1000", "--progress", "0")
+	writeFile(t, filepath.Join(dir, "f.bloom"), r.stdout)
+	if got := summaryValue(t, r.stderr, "output"); got != "stdout" {
+		t.Errorf("output: got %q; want stdout", got)
+	}
+	expect(t, dir, "", 0, "check", "-q", "f.bloom", "https://example.com/page/99?x=1")
+}
+
+func TestProgressLines(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "in.txt"), urls(0, 300_000))
+	r := expect(t, dir, "", 0, "build", "-n", "300k", "-o", "f.bloom", "--progress", "1ms", "in.txt")
+	// stderr is a pipe here: plain lines, no carriage returns or escapes.
+	if strings.ContainsAny(r.stderr, "\r\033") {
+		t.Errorf("progress on a pipe has terminal control characters:\n%q", r.stderr)
+	}
+	line := regexp.MustCompile(`(?m)^edgebloom: build: \d+ keys, [\d.]+[kMG]? keys/s, [\d.]+% of [\d.]+ [KMG]iB, ETA \S+$`)
+	if !line.MatchString(r.stderr) {
+		t.Errorf("no progress line with percentage and ETA in:\n%s", r.stderr)
+	}
+	// Stdin of unknown size: no percentage, no ETA.
+	r = expect(t, dir, urls(0, 300_000), 0, "build", "-n", "300k", "-o", "g.bloom", "--progress", "1ms")
+	line = regexp.MustCompile(`(?m)^edgebloom: build: \d+ keys, [\d.]+[kMG]? keys/s$`)
+	if !line.MatchString(r.stderr) {
+		t.Errorf("no progress line for stdin in:\n%s", r.stderr)
+	}
+	r = expect(t, dir, "", 0, "build", "-n", "300k", "-o", "h.bloom", "--progress", "0", "in.txt")
+	if strings.Contains(r.stderr, "edgebloom: build:") {
+		t.Errorf("--progress 0 printed progress:\n%s", r.stderr)
+	}
+}
+
+func TestAdd(t *testing.T) {
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 10), 0, "build", "-n", "1000", "-o", "f.bloom")
+	expect(t, dir, "", 1, "check", "-q", "f.bloom", "https://example.com/new")
+	r := expect(t, dir, "", 0, "add", "f.bloom", "https://example.com/new", "https://example.com/page/3?x=3")
+	if !strings.HasPrefix(r.stderr, "2 keys, 1 new, 1 already present; 11 in f.bloom") {
+		t.Errorf("add: stderr %q", r.stderr)
+	}
+	expect(t, dir, "", 0, "check", "-q", "f.bloom", "https://example.com/new")
+	expect(t, dir, "https://example.com/s1\nhttps://example.com/s2\n", 0, "add", "f.bloom")
+	expect(t, dir, "", 0, "check", "-q", "f.bloom", "https://example.com/s1", "https://example.com/s2", "https://example.com/new")
+}
+
+func TestInfo(t *testing.T) {
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 1000), 0, "build", "-n", "1000", "-p", "0.01", "-o", "f.bloom")
+	r := expect(t, dir, "", 0, "info", "f.bloom")
+	for name, want := range map[string]string{"kind": "classic", "bits": "9586 (1.2 KiB)", "k": "7", "capacity": "1000", "target FPR": "1%", "over capacity": "false"} {
+		if got := summaryValue(t, r.stdout, name); got != want {
+			t.Errorf("info %s: got %q; want %q", name, got, want)
+		}
+	}
+	r = expect(t, dir, "", 0, "info", "--json", "f.bloom")
+	var got fileInfo
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("info --json: %v\n%s", err, r.stdout)
+	}
+	if got.Kind != "classic" || got.Bits != 9586 || got.Hashes != 7 || got.Count < 990 || got.Count > 1000 || got.TargetFPR != 0.01 ||
+		got.EstimatedCount == nil || *got.EstimatedCount < 950 || *got.EstimatedCount > 1050 ||
+		got.FillRatio < 0.45 || got.FillRatio > 0.55 || got.Size != 64+8*150+8 {
+		t.Errorf("info --json: got %+v", got)
+	}
+}
+
+func TestMerge(t *testing.T) {
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 500), 0, "build", "-n", "1000", "-o", "a.bloom")
+	expect(t, dir, urls(500, 500), 0, "build", "-n", "1000", "-o", "b.bloom")
+	expect(t, dir, "", 0, "merge", "a.bloom", "b.bloom", "-o", "c.bloom")
+	r := expect(t, dir, urls(0, 1000), 0, "check", "c.bloom")
+	if n := strings.Count(r.stdout, "\tpresent\n"); n != 1000 {
+		t.Errorf("merged filter has %d of 1000 keys", n)
+	}
+	expect(t, dir, "", 1, "check", "-q", "a.bloom", "https://example.com/page/999?x=5")
+
+	expect(t, dir, urls(0, 10), 0, "build", "-n", "2000", "-o", "big.bloom")
+	r = expect(t, dir, "", 2, "merge", "-o", "d.bloom", "a.bloom", "big.bloom")
+	if want := "edgebloom: merge: a.bloom and big.bloom are incompatible: 9586 bits and 19171 bits (build both with the same -n and -p)\n"; r.stderr != want {
+		t.Errorf("merge of different sizes: stderr %q; want %q", r.stderr, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "d.bloom")); !os.IsNotExist(err) {
+		t.Errorf("refused merge left d.bloom behind: %v", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "text"), "hello, not a filter at all, but long enough to have a header's worth of bytes in it\n")
+	writeFile(t, filepath.Join(dir, "short"), "EBLM")
+	expect(t, dir, urls(0, 10), 0, "build", "-n", "100", "-o", "f.bloom")
+	data, err := os.ReadFile(filepath.Join(dir, "f.bloom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "truncated.bloom"), string(data[:len(data)-20]))
+	data[70] ^= 1
+	writeFile(t, filepath.Join(dir, "flipped.bloom"), string(data))
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string // the whole of stderr, or a prefix ending in "..."
+	}{
+		{"no command", nil, "Usage: edgebloom <command>..."},
+		{"unknown command", []string{"frob"}, `edgebloom: unknown command "frob" (run edgebloom -h)`},
+		{"unknown flag", []string{"build", "-x"}, "edgebloom: build: flag provided but not defined: -x (run edgebloom build -h)"},
+		{"bad -n", []string{"build", "-n", "lots"}, `edgebloom: build: invalid value "lots" for flag -n: not a whole number of keys (run edgebloom build -h)`},
+		{"missing -n", []string{"build", "-o", "x.bloom"}, "edgebloom: build: -n is required: the number of keys the filter is made for"},
+		{"bad -p", []string{"build", "-n", "10", "-p", "1.5", "-o", "x.bloom"}, "edgebloom: build: -p 1.5: the false-positive rate must be in (0, 1)"},
+		{"missing input", []string{"build", "-n", "10", "-o", "x.bloom", "nope.txt"}, "edgebloom: build: stat nope.txt: no such file or directory"},
+		{"missing filter", []string{"check", "nope.bloom", "k"}, "edgebloom: check: open nope.bloom: no such file or directory"},
+		{"text file", []string{"check", "text", "k"}, "edgebloom: check: text: not an edgebloom filter"},
+		{"short file", []string{"info", "short"}, "edgebloom: info: short: not an edgebloom filter (4 bytes, shorter than a header)"},
+		{"truncated", []string{"check", "truncated.bloom", "k"}, "edgebloom: check: truncated.bloom: truncated"},
+		{"flipped bit", []string{"info", "flipped.bloom"}, "edgebloom: info: flipped.bloom: checksum mismatch"},
+		{"add to text", []string{"add", "text", "k"}, "edgebloom: add: text: not an edgebloom filter"},
+		{"merge one", []string{"merge", "-o", "x.bloom", "f.bloom"}, "edgebloom: merge: want at least two filters, got 1"},
+		{"merge without -o", []string{"merge", "f.bloom", "f.bloom"}, "edgebloom: merge: -o is required"},
+		{"info two", []string{"info", "f.bloom", "f.bloom"}, "edgebloom: info: want one filter file, got 2 arguments"},
+		{"check nothing", []string{"check"}, "edgebloom: check: missing the filter file"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := expect(t, dir, "", 2, c.args...)
+			if prefix, ok := strings.CutSuffix(c.want, "..."); ok {
+				if !strings.HasPrefix(r.stderr, prefix) {
+					t.Errorf("stderr: got %q; want it to start with %q", r.stderr, prefix)
+				}
+			} else if r.stderr != c.want+"\n" {
+				t.Errorf("stderr: got %q; want %q", r.stderr, c.want+"\n")
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.bloom")); !os.IsNotExist(err) {
+		t.Errorf("a failed command left x.bloom behind: %v", err)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	dir := t.TempDir()
+	for _, args := range [][]string{{"-h"}, {"help"}, {"--help"}} {
+		if r := expect(t, dir, "", 0, args...); !strings.HasPrefix(r.stdout, "Usage: edgebloom <command>") {
+			t.Errorf("%q: stdout %q", args, r.stdout)
+		}
+	}
+	for _, c := range commands {
+		for _, args := range [][]string{{c.name, "-h"}, {"help", c.name}} {
+			r := expect(t, dir, "", 0, args...)
+			if !strings.HasPrefix(r.stdout, "Usage: edgebloom "+c.name+" ") {
+				t.Errorf("%q: stdout %q", args, r.stdout)
+			}
+		}
+	}
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+func init() {
+	commands = append(commands, &command{
+		name: "merge",
+		args: "-o OUT A B [C...]",
+		about: `Merge writes to OUT the union of classic filters A, B, ...: a key present in
+any of them is present in OUT. The filters must have the same number of
+bits, hash functions and seed, as filters built with the same -n and -p do.`,
+		flags: mergeFlags,
+	})
+}
+
+func mergeFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
+	out := fs.String("o", "", "output `file` (required)")
+	return func(e *env, args []string) (int, error) {
+		switch {
+		case *out == "":
+			return 2, errors.New("-o is required")
+		case len(args) < 2:
+			return 2, fmt.Errorf("want at least two filters, got %d", len(args))
+		}
+		var dst *bloom.Filter
+		var first *filterFile
+		for _, path := range args {
+			ff, err := load(path)
+			if err != nil {
+				return 2, err
+			}
+			f, ok := ff.f.(*bloom.Filter)
+			if !ok {
+				return 2, fmt.Errorf("%s: cannot merge %s filters, only classic ones", path, ff.info.Kind)
+			}
+			if dst == nil {
+				dst, first = f, ff
+				continue
+			}
+			if err := dst.Union(f); err != nil {
+				return 2, fmt.Errorf("%s and %s are incompatible: %s", first.path, path, difference(first.info, ff.info))
+			}
+		}
+		if err := writeFileAtomic(*out, dst); err != nil {
+			return 2, err
+		}
+		fmt.Fprintf(e.stderr, "merged %d filters into %s: about %.0f keys, fill %.1f%%, estimated FPR %s\n",
+			len(args), *out, dst.EstimatedCount(), 100*dst.FillRatio(), percent(dst.EstimatedFPR()))
+		return 0, nil
+	}
+}
+
+// difference says how two filters' parameters differ, for merge's refusal.
+func difference(a, b bloom.Info) string {
+	switch {
+	case a.Bits != b.Bits:
+		return fmt.Sprintf("%d bits and %d bits (build both with the same -n and -p)", a.Bits, b.Bits)
+	case a.Hashes != b.Hashes:
+		return fmt.Sprintf("k = %d and k = %d", a.Hashes, b.Hashes)
+	}
+	return fmt.Sprintf("seeds %d and %d", a.Seed, b.Seed)
+}

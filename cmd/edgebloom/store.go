@@ -1,0 +1,130 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+// A filter is what the commands need of every kind of filter.
+type filter interface {
+	Add(key []byte) bool
+	Has(key []byte) bool
+	Count() uint64
+	NumBits() uint64
+	SetBits() uint64
+	EstimatedCount() float64
+	EstimatedFPR() float64
+	OverCapacity() bool
+	WriteTo(w io.Writer) (int64, error)
+}
+
+// A filterFile is a filter read from a file.
+type filterFile struct {
+	path string
+	info bloom.Info
+	f    filter
+}
+
+// inspect reads and checks the header of the filter file at path.
+func inspect(path string) (bloom.Info, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return bloom.Info{}, err
+	}
+	defer fd.Close()
+	hdr := make([]byte, bloom.HeaderSize)
+	n, err := io.ReadFull(fd, hdr)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		return bloom.Info{}, fmt.Errorf("%s: not an edgebloom filter (%d bytes, shorter than a header)", path, n)
+	case err != nil:
+		return bloom.Info{}, err
+	}
+	info, err := bloom.Inspect(hdr, maxBits)
+	if err != nil {
+		return info, fmt.Errorf("%s: %w", path, libError(err))
+	}
+	return info, nil
+}
+
+// load reads the filter file at path, of any kind.
+func load(path string) (*filterFile, error) {
+	info, err := inspect(path)
+	if err != nil {
+		return nil, err
+	}
+	fd, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fd.Close()
+	r := bufio.NewReaderSize(fd, 1<<20)
+	var f filter
+	switch info.Kind {
+	case "classic":
+		f, err = bloom.Decode(r, maxBits)
+	case "counting":
+		f, err = bloom.DecodeCounting(r, maxBits)
+	case "scalable":
+		f, err = bloom.DecodeScalable(r, maxBits)
+	default:
+		err = fmt.Errorf("%s filters are not supported", info.Kind)
+	}
+	if err == nil {
+		if _, rerr := r.ReadByte(); rerr != io.EOF {
+			err = errors.New("trailing bytes after the filter")
+		}
+	}
+	if err != nil {
+		if err == io.ErrUnexpectedEOF {
+			err = errors.New("truncated")
+		}
+		return nil, fmt.Errorf("%s: %w", path, libError(err))
+	}
+	return &filterFile{path: path, info: info, f: f}, nil
+}
+
+// save writes the filter back to its file.
+func (ff *filterFile) save() error { return writeFileAtomic(ff.path, ff.f) }
+
+// writeFileAtomic writes f's encoding to a temporary file beside path and
+// renames it into place, so that a crash leaves either the old file or the
+// new one, never half of one.
+func writeFileAtomic(path string, f io.WriterTo) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	mode := os.FileMode(0o644)  // CreateTemp makes 0600; keep the old file's mode
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	err = tmp.Chmod(mode)
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	if err == nil {
+		_, err = f.WriteTo(w)
+	}
+	if err == nil {
+		err = w.Flush()
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
