@@ -8,6 +8,7 @@ import path from 'node:path';
 import * as eb from 'edgebloom';
 import { cleanup, e2eDir, launchChromium, onCleanup, tempDir, vectorsPath } from './helpers.js';
 import { startServer } from '../web-demo/serve.js';
+import { crawlerURLs, shardedContainer } from '../js/test/helpers.js';
 
 const artifacts = path.join(e2eDir, 'artifacts');
 const DESKTOP = { width: 1280, height: 800 };
@@ -330,18 +331,8 @@ describe('web demo', () => {
       const info = await page.textContent('#fileinfo');
       assert.match(info, new RegExp(`Kind${v.kind}`), v.name);
       assert.match(info, new RegExp(`Keys added${v.count.toLocaleString('en-US')}(?![0-9])`), v.name);
-      // Typed and tested in the page in one round trip: the Test button
-      // answers synchronously.
       const picked = sample(v);
-      const verdicts = await page.evaluate((keys) => {
-        const input = document.querySelector('#key');
-        return keys.map((key) => {
-          input.value = key;
-          input.dispatchEvent(new Event('input', { bubbles: true }));
-          document.querySelector('#test').click();
-          return document.querySelector('#verdict').textContent;
-        });
-      }, picked.map((i) => v.probes[i]));
+      const verdicts = await verdictsFor(picked.map((i) => v.probes[i]));
       picked.forEach((i, j) => {
         const key = v.probes[i];
         assert.ok(verdicts[j].includes(`"${key}": `), `verdict about ${key}`);
@@ -352,6 +343,39 @@ describe('web demo', () => {
     }
     assert.ok(checked > 20, `checked ${checked} answers`);
   });
+
+  test('a sharded Worker snapshot opens and answers for every shard', async () => {
+    const keys = crawlerURLs(300, 'https://snap.example');
+    const bytes = shardedContainer(eb, 3, keys);
+    const file = path.join(await tempDir('demo-sharded'), 'snapshot.bloom');
+    await writeFile(file, bytes);
+    await page.setInputFiles('#file', []);
+    await openFile(file);
+    assert.equal(await page.textContent('#file-err'), '');
+    const info = await page.textContent('#fileinfo');
+    assert.match(info, /Kindsharded/);
+    const probes = [...keys.slice(0, 5), 'https://never.example/added'];
+    const node = eb.fromBytes(bytes);
+    const want = probes.map((k) => node.has(k));
+    node.free();
+    const verdicts = await verdictsFor(probes);
+    probes.forEach((k, i) => assert.match(verdicts[i], want[i] ? /probably in the set/ : /certainly not in the set/, k));
+    assert.deepEqual(want.slice(0, 5), [true, true, true, true, true]);
+  });
+
+  // verdictsFor types and tests each key in the page in one round trip (the
+  // Test button answers synchronously) and returns the verdicts.
+  function verdictsFor(keys) {
+    return page.evaluate((keys) => {
+      const input = document.querySelector('#key');
+      return keys.map((key) => {
+        input.value = key;
+        input.dispatchEvent(new Event('input', { bubbles: true }));
+        document.querySelector('#test').click();
+        return document.querySelector('#verdict').textContent;
+      });
+    }, keys);
+  }
 
   // sample picks the probes to type: every false positive (a "yes" for a
   // key never added) and up to 6 other yeses and 6 noes. Keys an <input>

@@ -4,8 +4,8 @@ export {
   BloomFilter,
   CountingBloomFilter,
   ScalableBloomFilter,
-  fromBytes,
   optimal,
   estimateFPR,
   MAX_BITS,
 } from './core.js';
+export { ShardedBloomFilter, fromBytes } from './sharded.js';

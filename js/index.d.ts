@@ -178,11 +178,40 @@ export class ScalableBloomFilter {
   readonly layers: number;
 }
 
-/** Loads a filter of any kind from bytes in the documented format. */
+/**
+ * A filter split into shards, as the edgebloom Worker publishes its snapshots
+ * (worker/README.md): each key lives in one shard, chosen by a router filter
+ * exactly as the Worker and Go choose it.
+ */
+export class ShardedBloomFilter {
+  /**
+   * Loads a sharded container; maxBits bounds all shards together.
+   * @throws {Error} with code ERR_TRUNCATED, ERR_CORRUPT, ERR_VERSION, ERR_NOT_FILTER,
+   *   ERR_CHECKSUM or ERR_TOO_LARGE.
+   */
+  static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: FromBytesOptions): ShardedBloomFilter;
+  /** The number of shards. */
+  readonly shards: number;
+  readonly kind: 'sharded';
+  /** Shard i, for inspection; it stays owned by this filter. */
+  shard(i: number): BloomFilter;
+  add(key: Key): boolean;
+  has(key: Key): boolean;
+  addMany(keys: Key[]): boolean[];
+  hasMany(keys: Key[]): boolean[];
+  /** Statistics over all shards (kind "sharded"; layers is the shard count). */
+  stats(): Omit<FilterStats, 'kind'> & { kind: 'sharded' };
+  /** The container, byte for byte as the Worker writes it. */
+  toBytes(): Uint8Array<ArrayBuffer>;
+  free(): void;
+  [Symbol.dispose](): void;
+}
+
+/** Loads a filter of any kind, or a sharded container, from bytes in the documented formats. */
 export function fromBytes(
   bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
   options?: FromBytesOptions,
-): BloomFilter | CountingBloomFilter | ScalableBloomFilter;
+): BloomFilter | CountingBloomFilter | ScalableBloomFilter | ShardedBloomFilter;
 
 /**
  * The bits m and hashes k for capacity keys at errorRate, as Go's bloom.Optimal:

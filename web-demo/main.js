@@ -244,11 +244,11 @@ function buildGrid() {
   grid.replaceChildren();
   state.cells = [];
   const { m, kind } = state;
-  const drawable = kind === 'classic' || kind === 'counting';
+  const drawable = isDrawable(kind);
   grid.hidden = !drawable;
   document.querySelector('.legend').hidden = !drawable;
   if (!drawable) {
-    $('gridcaption').textContent = 'A scalable filter keeps several layers of bits; the page does not draw them, but it answers queries.';
+    $('gridcaption').textContent = `A ${kind} filter keeps several ${kind === 'scalable' ? 'layers' : 'shards'} of bits; the page does not draw them, but it answers queries.`;
     return;
   }
   state.density = m > CELL_LIMIT;
@@ -327,6 +327,7 @@ function showStats() {
   if (s.errorRate) rows.push(['Target rate', fmtRate(s.errorRate)]);
   if (s.capacity) rows.push(['Capacity', fmtInt(s.capacity) + (s.overCapacity ? ' — over capacity: false positives are now more likely than planned' : '')]);
   if (s.kind === 'scalable') rows.push(['Layers', fmtInt(s.layers)]);
+  if (s.kind === 'sharded') rows.push(['Shards', fmtInt(s.layers)]);
   rows.push(['Bytes', fmtBytes(s.byteLength)]);
   for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d }));
   return s;
@@ -437,7 +438,7 @@ function drawCharts() {
   const xmax = niceMax(Math.max(10, last, cap));
   const curve = (fn) => {
     const pts = [];
-    if (!k || state.kind === 'scalable') return pts;
+    if (!k || !isDrawable(state.kind)) return pts;
     for (let i = 0; i <= 120; i++) {
       const n = (xmax * i) / 120;
       pts.push([n, fn(n)]);
@@ -505,7 +506,7 @@ function useFilter(filter, fromFile = '') {
   $('verdict').replaceChildren();
   $('explain').replaceChildren();
   $('bulk-status').textContent = '';
-  $('findfp').disabled = s.kind === 'scalable';
+  $('findfp').disabled = !isDrawable(s.kind);
 }
 
 function createFilter() {
@@ -626,7 +627,7 @@ function explain(key, positions) {
 function testKey(key, prefix = '') {
   const f = state.filter;
   $('explain').replaceChildren();
-  if (state.kind === 'scalable') {
+  if (!isDrawable(state.kind)) {
     const has = f.has(key);
     say(el('p', { class: `verdict-head ${has ? 'yes' : 'no'}`, text: `${prefix}"${key}": ${has ? 'probably in the set' : 'certainly not in the set'}.` }));
     return has;
@@ -699,7 +700,7 @@ function setBusy(busy) {
   for (const id of ['create', 'bulk', 'bulksize', 'findfp', 'add', 'test', 'remove', 'file', 'download']) $(id).disabled = busy;
   if (busy) document.body.setAttribute('aria-busy', 'true');
   else document.body.removeAttribute('aria-busy');
-  if (!busy) $('findfp').disabled = state.kind === 'scalable';
+  if (!busy) $('findfp').disabled = !isDrawable(state.kind);
 }
 
 async function findFalsePositive() {
@@ -763,7 +764,7 @@ async function bulkInsert(total = 1000, steps = 20) {
       const fresh = f.addMany(batch);
       state.added += batch.length;
       state.bulkRepeats += fresh.filter((x) => !x).length;
-      if (state.kind !== 'scalable') for (const u of batch) remember(u, f.positions(u));
+      if (isDrawable(state.kind)) for (const u of batch) remember(u, f.positions(u));
       else for (const u of batch) state.keyCounts.set(u, 1);
       state.bulkKeys += batch.length;
       refresh();
@@ -783,6 +784,12 @@ async function bulkInsert(total = 1000, steps = 20) {
 }
 
 // ---------- files ----------
+
+// Classic and counting filters are drawn bit by bit; scalable filters
+// (layers) and sharded containers (a Worker's snapshot) only answer queries.
+function isDrawable(kind) {
+  return kind === 'classic' || kind === 'counting';
+}
 
 function download() {
   const s = state.filter.stats();

@@ -1,0 +1,199 @@
+// Sharded containers: one filter split into shards, as the edgebloom Worker
+// publishes its snapshots (worker/README.md, "Snapshot container"). A key
+// belongs to shard router.positions(key)[0], where the router is a classic
+// filter with m = shards and k = 1, so Go, the Worker and this module route
+// every key alike.
+//
+//	offset size  field
+//	0      4     magic "EBSC"
+//	4      1     container version, 1
+//	5      1     routing scheme, 1
+//	6      2     reserved, 0
+//	8      4     s, the number of shards (2 or more)
+//	12     4     reserved, 0
+//	16     8     the router record's length
+//	24     8·s   each shard record's length
+//	24+8s  ...   the router record, then the s shard records
+//
+// Integers are little-endian; every record is a classic filter in the
+// documented format, with its own checksum.
+
+import { BloomFilter, MAX_BITS, fromBytes as filterFromBytes } from './core.js';
+
+const MAGIC = [0x45, 0x42, 0x53, 0x43]; // "EBSC"
+const FIXED = 24;
+// More shards than this is not a container this module made sense of.
+const MAX_SHARDS = 1 << 16;
+
+function fail(code, message) {
+  const err = new Error(`edgebloom: ${message}`);
+  err.code = code;
+  return err;
+}
+
+/** Whether bytes start like a sharded container rather than a single filter. */
+export function isSharded(bytes) {
+  return bytes.length >= 4 && MAGIC.every((b, i) => bytes[i] === b);
+}
+
+/** A filter split into shards; each key lives in exactly one of them. */
+export class ShardedBloomFilter {
+  #router;
+  #shards;
+
+  constructor(router, shards) {
+    if (!(router instanceof BloomFilter) || !Array.isArray(shards) || shards.length < 2) {
+      throw new TypeError('edgebloom: a ShardedBloomFilter comes from ShardedBloomFilter.fromBytes');
+    }
+    this.#router = router;
+    this.#shards = shards;
+  }
+
+  /**
+   * Loads a sharded container. Lengths are checked against the input before
+   * any shard is loaded, and maxBits bounds all shards together.
+   */
+  static fromBytes(bytes, opts) {
+    if (!(bytes instanceof Uint8Array)) {
+      if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+      else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      else throw new TypeError('edgebloom: fromBytes takes a Uint8Array, an ArrayBuffer or a typed array');
+    }
+    let budget = opts?.maxBits ?? MAX_BITS;
+    if (bytes.length < FIXED) throw fail('ERR_TRUNCATED', 'truncated sharded container');
+    if (!isSharded(bytes)) throw fail('ERR_NOT_FILTER', 'not a sharded container');
+    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    if (bytes[4] !== 1 || bytes[5] !== 1) throw fail('ERR_VERSION', 'unsupported sharded container version or routing');
+    const s = dv.getUint32(8, true);
+    if (dv.getUint16(6, true) !== 0 || dv.getUint32(12, true) !== 0 || s < 2 || s > MAX_SHARDS) {
+      throw fail('ERR_CORRUPT', 'corrupt sharded container header');
+    }
+    if (bytes.length < FIXED + 8 * s) throw fail('ERR_TRUNCATED', 'truncated sharded container');
+    const lengths = [];
+    let total = FIXED + 8 * s;
+    for (let i = 0; i <= s; i++) {
+      const n = dv.getBigUint64(i === 0 ? 16 : FIXED + 8 * (i - 1), true);
+      if (n > BigInt(bytes.length)) throw fail('ERR_TRUNCATED', 'truncated sharded container');
+      lengths.push(Number(n));
+      total += Number(n);
+    }
+    if (total > bytes.length) throw fail('ERR_TRUNCATED', 'truncated sharded container');
+    if (total < bytes.length) throw fail('ERR_CORRUPT', 'trailing bytes after the sharded container');
+    const loaded = [];
+    try {
+      let off = FIXED + 8 * s;
+      for (const n of lengths) {
+        const f = BloomFilter.fromBytes(bytes.subarray(off, off + n), { maxBits: Math.max(1, budget) });
+        loaded.push(f);
+        if (loaded.length > 1) budget -= f.bits;
+        off += n;
+      }
+      const [router, ...shards] = loaded;
+      if (router.bits !== s || router.hashes !== 1 || router.setBits !== 0) {
+        throw fail('ERR_CORRUPT', 'the router does not match the shard count');
+      }
+      return new ShardedBloomFilter(router, shards);
+    } catch (err) {
+      for (const f of loaded) f.free();
+      throw err;
+    }
+  }
+
+  #shardOf(key) {
+    return this.#shards[this.#router.positions(key)[0]];
+  }
+
+  /** The number of shards. */
+  get shards() {
+    return this.#shards.length;
+  }
+
+  /** Shard i, for inspection; it stays owned by this filter. */
+  shard(i) {
+    return this.#shards[i];
+  }
+
+  /** Adds key to its shard and reports whether it was new. */
+  add(key) {
+    return this.#shardOf(key).add(key);
+  }
+
+  has(key) {
+    return this.#shardOf(key).has(key);
+  }
+
+  addMany(keys) {
+    if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
+    return keys.map((k) => this.add(k));
+  }
+
+  hasMany(keys) {
+    if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
+    return keys.map((k) => this.has(k));
+  }
+
+  /** Statistics over all shards. A key probes one shard, so the error rate is the shards' mean. */
+  stats() {
+    const all = this.#shards.map((f) => f.stats());
+    const sum = (name) => all.reduce((t, s) => t + s[name], 0);
+    return {
+      kind: 'sharded',
+      bits: sum('bits'),
+      hashes: all[0].hashes,
+      count: sum('count'),
+      setBits: sum('setBits'),
+      estimatedCount: sum('estimatedCount'),
+      fillRatio: sum('setBits') / sum('bits'),
+      estimatedErrorRate: sum('estimatedErrorRate') / all.length,
+      capacity: sum('capacity'),
+      errorRate: all[0].errorRate,
+      overCapacity: all.some((s) => s.overCapacity),
+      layers: all.length,
+      byteLength: FIXED + 8 * all.length + this.#router.byteLength + sum('byteLength'),
+    };
+  }
+
+  get kind() {
+    return 'sharded';
+  }
+
+  /** The container, byte for byte what the Worker's snapshot endpoint writes for the same shards. */
+  toBytes() {
+    const parts = [this.#router.toBytes(), ...this.#shards.map((f) => f.toBytes())];
+    const head = new Uint8Array(FIXED + 8 * this.#shards.length);
+    const dv = new DataView(head.buffer);
+    head.set(MAGIC);
+    head[4] = 1;
+    head[5] = 1;
+    dv.setUint32(8, this.#shards.length, true);
+    parts.forEach((p, i) => dv.setBigUint64(i === 0 ? 16 : FIXED + 8 * (i - 1), BigInt(p.length), true));
+    const out = new Uint8Array(head.length + parts.reduce((t, p) => t + p.length, 0));
+    out.set(head);
+    let off = head.length;
+    for (const p of parts) {
+      out.set(p, off);
+      off += p.length;
+    }
+    return out;
+  }
+
+  /** Frees every shard. */
+  free() {
+    this.#router.free();
+    for (const f of this.#shards) f.free();
+  }
+
+  [Symbol.dispose]() {
+    this.free();
+  }
+}
+
+/**
+ * Loads a filter of any kind, or a sharded container, from bytes in the
+ * documented formats.
+ */
+export function fromBytes(bytes, opts) {
+  const view = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes;
+  if (view instanceof Uint8Array && isSharded(view)) return ShardedBloomFilter.fromBytes(view, opts);
+  return filterFromBytes(bytes, opts);
+}
