@@ -12,7 +12,10 @@
 //
 // Filter is the classic bitset. CountingFilter keeps 4-bit counters and
 // supports Remove. ScalableFilter grows by layers when it fills, keeping its
-// false-positive rate bounded without knowing the final size.
+// false-positive rate bounded without knowing the final size. WindowFilter
+// keeps the keys of the last few periods ("seen in the last 7 days") in
+// generations that Rotate ages. FileFilter (Create, Open) is a classic
+// filter kept in a memory-mapped file that survives restarts and crashes.
 //
 // # Hashing
 //
@@ -33,7 +36,8 @@
 //
 // Filter and CountingFilter are safe for concurrent use by many goroutines
 // without locks: bits are set with atomic OR on 64-bit words and counters
-// change by compare-and-swap. ScalableFilter takes a lock. Union, Intersect,
+// change by compare-and-swap. ScalableFilter, WindowFilter and FileFilter
+// take locks. Union, Intersect,
 // Clear and decoding into an existing filter must not overlap other calls on
 // the filter they change.
 package bloom
@@ -167,6 +171,16 @@ func (f *Filter) add(h uint64) bool {
 	}
 	f.count.Add(1)
 	return true
+}
+
+// clone returns a copy of f that shares no memory with it.
+func (f *Filter) clone() *Filter {
+	c := &Filter{words: make([]uint64, len(f.words)), m: f.m, k: f.k, seed: f.seed, capacity: f.capacity, fpRate: f.fpRate}
+	for i := range f.words {
+		c.words[i] = atomic.LoadUint64(&f.words[i])
+	}
+	c.count.Store(f.Count())
+	return c
 }
 
 // Locations returns the k bit positions of key, in probe order. Positions

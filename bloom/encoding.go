@@ -3,6 +3,7 @@ package bloom
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"io"
 	"math"
 	"strconv"
@@ -15,13 +16,13 @@ import (
 //	offset size field
 //	0      4    magic "EBLM"
 //	4      1    format version, 1
-//	5      1    kind: 1 classic, 2 counting, 3 scalable
+//	5      1    kind: 1 classic, 2 counting, 3 scalable, 4 window
 //	6      1    hash scheme, 1 (HashXXH64)
-//	7      1    flags, 0
+//	7      1    flags: 0, or 1 (dirty) in a classic file being written
 //	8      8    seed
 //	16     8    m: bits, counters, or the total bits of all layers
 //	24     4    k (0 for scalable)
-//	28     4    parts: number of layers (scalable), else 0
+//	28     4    parts: number of layers (scalable) or generations (window), else 0
 //	32     8    count
 //	40     8    capacity, 0 when unknown
 //	48     8    target false-positive rate, IEEE 754 binary64, 0 when unknown
@@ -39,6 +40,13 @@ const (
 	kindClassic  = 1
 	kindCounting = 2
 	kindScalable = 3
+	kindWindow   = 4
+
+	// flagDirty marks a file-backed classic filter whose payload may be
+	// newer than its count and checksum: set before the first change after
+	// a Sync, cleared by the next Sync. Only Open and OpenReadOnly accept
+	// it; the decoders of bytes refuse it with ErrChecksum.
+	flagDirty = 1
 )
 
 // DefaultMaxBits is the size bound that UnmarshalBinary and ReadFrom apply:
@@ -47,6 +55,7 @@ const DefaultMaxBits = 1 << 33
 
 type header struct {
 	kind     uint8
+	flags    uint8
 	seed     uint64
 	m        uint64
 	k        uint32
@@ -60,7 +69,7 @@ type header struct {
 func (h *header) encode() []byte {
 	b := make([]byte, headerSize)
 	copy(b, magic)
-	b[4], b[5], b[6] = formatVersion, h.kind, HashXXH64
+	b[4], b[5], b[6], b[7] = formatVersion, h.kind, HashXXH64, h.flags
 	le := binary.LittleEndian
 	le.PutUint64(b[8:], h.seed)
 	le.PutUint64(b[16:], h.m)
@@ -80,6 +89,7 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 	le := binary.LittleEndian
 	h := header{
 		kind:     b[5],
+		flags:    b[7],
 		seed:     le.Uint64(b[8:]),
 		m:        le.Uint64(b[16:]),
 		k:        le.Uint32(b[24:]),
@@ -96,7 +106,7 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 		return h, wrap(ErrVersion, "format version "+strconv.Itoa(int(b[4])))
 	case b[6] != HashXXH64:
 		return h, wrap(ErrVersion, "hash scheme "+strconv.Itoa(int(b[6])))
-	case b[7] != 0:
+	case h.flags&^flagDirty != 0 || h.flags != 0 && h.kind != kindClassic:
 		return h, wrap(ErrCorrupt, "unknown flags")
 	case h.kind != want:
 		return h, wrap(ErrKind, "found "+kindName(h.kind)+", want "+kindName(want))
@@ -134,6 +144,19 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 		case h.payload < uint64(h.parts)*(headerSize+8+checksumSize) || h.payload > uint64(h.parts)*(headerSize+checksumSize)+h.m/8+8*uint64(h.parts):
 			return h, wrap(ErrCorrupt, "payload length does not match m")
 		}
+	case kindWindow:
+		// Generations are classic filters of equal size, so the header
+		// determines the payload length exactly.
+		switch {
+		case h.k == 0 || h.k > MaxHashes:
+			return h, wrap(ErrCorrupt, "k out of range")
+		case h.parts == 0 || h.m%uint64(h.parts) != 0:
+			return h, wrap(ErrCorrupt, "generation count out of range")
+		case h.capacity == 0:
+			return h, wrap(ErrCorrupt, "capacity missing")
+		case h.payload != uint64(h.parts)*recordSize(8*payloadWords(kindClassic, h.m/uint64(h.parts))):
+			return h, wrap(ErrCorrupt, "payload length does not match m")
+		}
 	default:
 		return h, wrap(ErrKind, "unknown "+kindName(h.kind))
 	}
@@ -148,6 +171,8 @@ func kindName(k uint8) string {
 		return "counting"
 	case kindScalable:
 		return "scalable"
+	case kindWindow:
+		return "window"
 	}
 	return "kind " + strconv.Itoa(int(k))
 }
@@ -276,15 +301,22 @@ func (rr *recordReader) verify() error {
 	return nil
 }
 
-// readRecord reads and checks one header of kind want, then the payload of
-// kinds that are a plain array of words, then the checksum.
-func readRecord(r io.Reader, want uint8, maxBits uint64) (header, []uint64, error) {
+// readHeader reads and checks one header of kind want, and returns the
+// reader that hashes the rest of the record.
+func readHeader(r io.Reader, want uint8, maxBits uint64) (*recordReader, header, error) {
 	rr := &recordReader{r: r, d: xxhash.New()}
 	var hb [headerSize]byte
 	if err := rr.readFull(hb[:]); err != nil {
-		return header{}, nil, err
+		return nil, header{}, err
 	}
 	h, err := decodeHeader(hb[:], want, maxBits)
+	return rr, h, err
+}
+
+// readRecord reads and checks one header of kind want, then the payload of
+// kinds that are a plain array of words, then the checksum.
+func readRecord(r io.Reader, want uint8, maxBits uint64) (header, []uint64, error) {
+	rr, h, err := readHeader(r, want, maxBits)
 	if err != nil {
 		return h, nil, err
 	}
@@ -294,6 +326,9 @@ func readRecord(r io.Reader, want uint8, maxBits uint64) (header, []uint64, erro
 	}
 	if err := rr.verify(); err != nil {
 		return h, nil, err
+	}
+	if h.flags&flagDirty != 0 {
+		return h, nil, wrap(ErrChecksum, "the file was changed after its last Sync; bloom.Open repairs it")
 	}
 	if err := checkPadding(h.kind, h.m, words); err != nil {
 		return h, nil, err
@@ -413,4 +448,57 @@ func Decode(r io.Reader, maxBits uint64) (*Filter, error) {
 	f := &Filter{words: words, m: h.m, k: h.k, seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}
 	f.count.Store(h.count)
 	return f, nil
+}
+
+// writeParts writes a record whose payload is the classic records of parts,
+// one after the other: the scalable and window kinds.
+func writeParts(w io.Writer, h header, parts []*Filter) (int64, error) {
+	return writeRecord(w, h, func(rw *recordWriter) {
+		for _, p := range parts {
+			if _, err := p.WriteTo(rw); err != nil {
+				return
+			}
+		}
+	})
+}
+
+// readParts reads a record of kind want whose payload is h.parts classic
+// records, each of h's seed and accepted by fits, that add up to h's m and
+// count.
+func readParts(r io.Reader, want uint8, maxBits uint64, fits func(*header, *Filter) bool) (header, []*Filter, error) {
+	rr, h, err := readHeader(r, want, maxBits)
+	if err != nil {
+		return h, nil, err
+	}
+	// Parts are read through a reader that feeds the outer checksum too.
+	body := &countingReader{r: io.TeeReader(io.LimitReader(r, int64(h.payload)), rr.d)}
+	var parts []*Filter
+	var bits, count uint64
+	for i := uint32(0); i < h.parts; i++ {
+		p, err := Decode(body, h.m-bits)
+		switch {
+		case errors.Is(err, ErrTooLarge):
+			return h, nil, wrap(ErrCorrupt, "layers hold more bits than the header says")
+		case err == io.ErrUnexpectedEOF && uint64(body.n) == h.payload:
+			// The input did not end: the parts run past the payload length.
+			return h, nil, wrap(ErrCorrupt, "layers run past the payload length")
+		case err != nil:
+			return h, nil, err
+		case p.seed != h.seed || !fits(&h, p):
+			return h, nil, wrap(ErrCorrupt, "layer does not belong to this filter")
+		}
+		bits += p.m
+		count += p.Count()
+		parts = append(parts, p)
+	}
+	switch {
+	case bits != h.m || count != h.count:
+		return h, nil, wrap(ErrCorrupt, "layers do not add up to the header")
+	case uint64(body.n) != h.payload:
+		return h, nil, wrap(ErrCorrupt, "payload length does not match the layers")
+	}
+	if err := rr.verify(); err != nil {
+		return h, nil, err
+	}
+	return h, parts, nil
 }

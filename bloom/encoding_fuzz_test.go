@@ -19,7 +19,7 @@ func resealAll(b []byte) []byte {
 	if len(b) < headerSize+checksumSize {
 		return b
 	}
-	if b[offKind] == kindScalable {
+	if b[offKind] == kindScalable || b[offKind] == kindWindow {
 		for off := headerSize; off+headerSize <= len(b)-checksumSize; {
 			room := len(b) - checksumSize - off - headerSize - checksumSize
 			payload := le.Uint64(b[off+offPayload:])
@@ -53,7 +53,7 @@ func FuzzDecode(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, input := range [][]byte{data, resealAll(data)} {
-			for _, kind := range []uint8{kindClassic, kindCounting, kindScalable} {
+			for _, kind := range []uint8{kindClassic, kindCounting, kindScalable, kindWindow} {
 				r := bytes.NewReader(input)
 				g, err := decodeFunc(kind)(r, fuzzMaxBits)
 				if err != nil {

@@ -45,10 +45,14 @@ func sampleFilters() []struct {
 	seeded := must(NewWithSeed(100, 3, 0xfeedface))
 	counting := must(NewCountingWithSize(100, 4))
 	scalable := must(NewScalable(10, 0.01))
+	window := must(NewWindow(20, 0.01, 3))
 	for _, f := range []set{classic, seeded, counting, scalable} {
 		addKeys(f, "a", 40)
 	}
 	counting.RemoveString("https://example.com/a/0")
+	addKeys(window, "a", 20)
+	window.Rotate()
+	addKeys(window, "a", 30) // 20 again, 10 new
 	return []struct {
 		name string
 		f    set
@@ -57,6 +61,7 @@ func sampleFilters() []struct {
 		{"seeded", seeded},
 		{"counting", counting},
 		{"scalable", scalable},
+		{"window", window},
 	}
 }
 
@@ -67,6 +72,8 @@ func kindOf(f set) uint8 {
 		return kindClassic
 	case *CountingFilter:
 		return kindCounting
+	case *WindowFilter:
+		return kindWindow
 	}
 	return kindScalable
 }
@@ -78,6 +85,8 @@ func newOfKind(kind uint8) set {
 		return new(Filter)
 	case kindCounting:
 		return new(CountingFilter)
+	case kindWindow:
+		return new(WindowFilter)
 	}
 	return new(ScalableFilter)
 }
@@ -89,6 +98,8 @@ func decodeFunc(kind uint8) func(r io.Reader, maxBits uint64) (set, error) {
 		return func(r io.Reader, maxBits uint64) (set, error) { return Decode(r, maxBits) }
 	case kindCounting:
 		return func(r io.Reader, maxBits uint64) (set, error) { return DecodeCounting(r, maxBits) }
+	case kindWindow:
+		return func(r io.Reader, maxBits uint64) (set, error) { return DecodeWindow(r, maxBits) }
 	}
 	return func(r io.Reader, maxBits uint64) (set, error) { return DecodeScalable(r, maxBits) }
 }
@@ -242,6 +253,15 @@ func TestHeader(t *testing.T) {
 				if !bytes.Equal(b[headerSize:len(b)-checksumSize], layers) {
 					t.Errorf("payload is not the layers' encodings one after another")
 				}
+			case *WindowFilter:
+				kind, k, parts = kindWindow, uint64(f.NumHashes()), uint64(f.Generations())
+				var gens []byte
+				for i := range f.Generations() {
+					gens = append(gens, must(f.Generation(i).MarshalBinary())...)
+				}
+				if !bytes.Equal(b[headerSize:len(b)-checksumSize], gens) {
+					t.Errorf("payload is not the generations' encodings one after another")
+				}
 			}
 			if string(b[:4]) != "EBLM" || b[offVersion] != 1 || b[offKind] != kind || b[offHash] != 1 || b[offFlags] != 0 {
 				t.Errorf("magic, version, kind, hash, flags: got %q, %d, %d, %d, %d; want \"EBLM\", 1, %d, 1, 0",
@@ -353,7 +373,39 @@ func TestDecodeErrors(t *testing.T) {
 		{"version 0", "classic", "", putByte(offVersion, 0), ErrVersion},
 		{"version 2", "counting", "", putByte(offVersion, 2), ErrVersion},
 		{"hash scheme 2", "scalable", "", putByte(offHash, 2), ErrVersion},
-		{"flags", "classic", "", putByte(offFlags, 1), ErrCorrupt},
+		{"unknown flag", "classic", "", putByte(offFlags, 2), ErrCorrupt},
+		{"dirty flag", "classic", "", both(putByte(offFlags, flagDirty), reseal), ErrChecksum},
+		{"dirty flag on counting", "counting", "", both(putByte(offFlags, flagDirty), reseal), ErrCorrupt},
+		{"dirty flag on window", "window", "", both(putByte(offFlags, flagDirty), reseal), ErrCorrupt},
+		{"window as scalable", "window", "scalable", nil, ErrKind},
+		{"scalable as window", "scalable", "window", nil, ErrKind},
+		{"window without k", "window", "", put32(offK, 0), ErrCorrupt},
+		{"window without generations", "window", "", put32(offParts, 0), ErrCorrupt},
+		{"window m not a multiple of generations", "window", "", func(b []byte) { le.PutUint64(b[offM:], le.Uint64(b[offM:])+1) }, ErrCorrupt},
+		{"window with more generations", "window", "", func(b []byte) { le.PutUint32(b[offParts:], le.Uint32(b[offParts:])+1) }, ErrCorrupt},
+		{"window without capacity", "window", "", both(put64(offCapacity, 0), put64(offRate, 0)), ErrCorrupt},
+		{"window payload length", "window", "", func(b []byte) { le.PutUint64(b[offPayload:], le.Uint64(b[offPayload:])+8) }, ErrCorrupt},
+		{"window count off by one", "window", "", func(b []byte) { le.PutUint64(b[offCount:], le.Uint64(b[offCount:])+1) }, ErrCorrupt},
+		{"window generation checksum", "window", "", flip(2*headerSize + 1), ErrChecksum},
+		{"window checksum byte", "window", "", flip(-8), ErrChecksum},
+		{"window generation of other k", "window", "", func(b []byte) {
+			l := firstLayer(b)
+			le.PutUint32(l[offK:], le.Uint32(l[offK:])+1)
+			reseal(l)
+			reseal(b)
+		}, ErrCorrupt},
+		{"window generation of other capacity", "window", "", func(b []byte) {
+			l := firstLayer(b)
+			le.PutUint64(l[offCapacity:], 7)
+			reseal(l)
+			reseal(b)
+		}, ErrCorrupt},
+		{"window generation of another seed", "window", "", func(b []byte) {
+			l := firstLayer(b)
+			l[offSeed] = 1
+			reseal(l)
+			reseal(b)
+		}, ErrCorrupt},
 		{"counting as classic", "counting", "classic", nil, ErrKind},
 		{"classic as counting", "classic", "counting", nil, ErrKind},
 		{"classic as scalable", "classic", "scalable", nil, ErrKind},
@@ -466,7 +518,8 @@ func TestDecodeTrailingBytes(t *testing.T) {
 func TestDecodeTruncated(t *testing.T) {
 	s := must(NewScalable(2, 0.1))
 	f, c := must(NewWithSize(70, 2)), must(NewCountingWithSize(20, 2))
-	for _, f := range []set{f, c, s} {
+	w := must(NewWindow(3, 0.1, 2))
+	for _, f := range []set{f, c, s, w} {
 		addKeys(f, "a", 8)
 	}
 	if s.Layers() < 3 {
@@ -475,7 +528,7 @@ func TestDecodeTruncated(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		f    set
-	}{{"classic", f}, {"counting", c}, {"scalable", s}} {
+	}{{"classic", f}, {"counting", c}, {"scalable", s}, {"window", w}} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := must(tt.f.MarshalBinary())
 			decode := decodeFunc(kindOf(tt.f))
@@ -517,10 +570,13 @@ func TestDecodeBound(t *testing.T) {
 		})
 	}
 	// UnmarshalBinary applies DefaultMaxBits; the header alone decides.
-	for _, kind := range []uint8{kindClassic, kindCounting, kindScalable} {
+	for _, kind := range []uint8{kindClassic, kindCounting, kindScalable, kindWindow} {
 		h := header{kind: kind, m: DefaultMaxBits + 1, k: 3, payload: 8 * payloadWords(kind, DefaultMaxBits+1)}
 		if kind == kindScalable {
 			h.k, h.parts, h.capacity, h.fpRate, h.payload = 0, 1, 1, 0.5, recordSize(h.payload)
+		}
+		if kind == kindWindow {
+			h.parts, h.capacity, h.fpRate, h.payload = 1, 1, 0.5, recordSize(h.payload)
 		}
 		if err := newOfKind(kind).UnmarshalBinary(h.encode()); !errors.Is(err, ErrTooLarge) {
 			t.Errorf("UnmarshalBinary of a %s header with DefaultMaxBits+1 bits: got %v; want ErrTooLarge", kindName(kind), err)
@@ -540,6 +596,7 @@ func hugeHeaders() []struct {
 		payload: math.MaxUint32*(headerSize+checksumSize) + MaxBits/8}
 	layer := classic
 	layer.capacity, layer.fpRate = 1, 0.5
+	window := header{kind: kindWindow, m: MaxBits, k: 7, parts: 1, capacity: 1, fpRate: 0.5, payload: recordSize(classic.payload)}
 	return []struct {
 		name string
 		kind uint8
@@ -549,6 +606,8 @@ func hugeHeaders() []struct {
 		{"counting", kindCounting, counting.encode()},
 		{"scalable", kindScalable, scalable.encode()},
 		{"scalable with a huge layer", kindScalable, append(scalable.encode(), layer.encode()...)},
+		{"window", kindWindow, window.encode()},
+		{"window with a huge generation", kindWindow, append(window.encode(), layer.encode()...)},
 	}
 }
 

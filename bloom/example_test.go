@@ -88,6 +88,27 @@ func ExampleScalableFilter() {
 	// true
 }
 
+func ExampleWindowFilter() {
+	// "Seen in the last 3 days": one generation a day.
+	w, err := bloom.NewWindow(10_000, 0.001, 3)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(w.AddString("https://example.com/a")) // day 1: new
+	w.Rotate()
+	fmt.Println(w.AddString("https://example.com/a")) // day 2: seen yesterday
+	w.Rotate()
+	w.Rotate()
+	fmt.Println(w.HasString("https://example.com/a")) // day 4: last added on day 2
+	w.Rotate()
+	fmt.Println(w.HasString("https://example.com/a")) // day 5: forgotten
+	// Output:
+	// true
+	// false
+	// true
+	// false
+}
+
 func ExampleDecode() {
 	f, err := bloom.New(1000, 0.01)
 	if err != nil {

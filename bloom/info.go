@@ -2,15 +2,16 @@ package bloom
 
 // An Info describes an encoded filter, as read from its header alone.
 type Info struct {
-	Kind     string  // "classic", "counting" or "scalable"
+	Kind     string  // "classic", "counting", "scalable" or "window"
 	Seed     uint64  // hash seed
 	Bits     uint64  // m: bits or counters; for scalable, of all layers
 	Hashes   uint32  // k; 0 for scalable, whose layers differ
-	Layers   uint32  // layers of a scalable filter, else 0
+	Layers   uint32  // layers of a scalable filter, generations of a window, else 0
 	Count    uint64  // keys added, as recorded
 	Capacity uint64  // capacity it was made for, 0 when unknown
 	FPRate   float64 // target false-positive rate, 0 when unknown
 	Size     uint64  // length of the whole encoding in bytes
+	Dirty    bool    // a file-backed filter changed after its last Sync (see Open)
 }
 
 // HeaderSize is the number of bytes Inspect needs.
@@ -31,5 +32,6 @@ func Inspect(header []byte, maxBits uint64) (Info, error) {
 	return Info{
 		Kind: kindName(h.kind), Seed: h.seed, Bits: h.m, Hashes: h.k, Layers: h.parts,
 		Count: h.count, Capacity: h.capacity, FPRate: h.fpRate, Size: recordSize(h.payload),
+		Dirty: h.flags&flagDirty != 0,
 	}, nil
 }

@@ -2,12 +2,9 @@ package bloom
 
 import (
 	"bytes"
-	"errors"
 	"io"
 	"math"
 	"sync"
-
-	"github.com/cespare/xxhash/v2"
 )
 
 // Growth parameters of a ScalableFilter, as in Almeida et al., "Scalable
@@ -136,10 +133,7 @@ func (s *ScalableFilter) Layers() int {
 func (s *ScalableFilter) Layer(i int) *Filter {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	l := s.layers[i]
-	c := &Filter{words: append([]uint64(nil), l.words...), m: l.m, k: l.k, seed: l.seed, capacity: l.capacity, fpRate: l.fpRate}
-	c.count.Store(l.Count())
-	return c
+	return s.layers[i].clone()
 }
 
 // sumLayers adds up one statistic over the layers.
@@ -238,13 +232,7 @@ func (s *ScalableFilter) EncodedSize() uint64 {
 func (s *ScalableFilter) WriteTo(w io.Writer) (int64, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return writeRecord(w, s.header(), func(rw *recordWriter) {
-		for _, l := range s.layers {
-			if _, err := l.WriteTo(rw); err != nil {
-				return
-			}
-		}
-	})
+	return writeParts(w, s.header(), s.layers)
 }
 
 // MarshalBinary returns the filter's encoding.
@@ -272,45 +260,9 @@ func (s *ScalableFilter) UnmarshalBinary(data []byte) error {
 // DecodeScalable reads one scalable filter of at most maxBits bits in all
 // from r, with the guarantees of Decode.
 func DecodeScalable(r io.Reader, maxBits uint64) (*ScalableFilter, error) {
-	d := xxhash.New()
-	rr := &recordReader{r: r, d: d}
-	var hb [headerSize]byte
-	if err := rr.readFull(hb[:]); err != nil {
-		return nil, err
-	}
-	h, err := decodeHeader(hb[:], kindScalable, maxBits)
+	h, layers, err := readParts(r, kindScalable, maxBits, func(_ *header, l *Filter) bool { return l.capacity != 0 })
 	if err != nil {
 		return nil, err
 	}
-	s := &ScalableFilter{seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}
-	// Layers are read through a reader that feeds the outer checksum too.
-	body := &countingReader{r: io.TeeReader(io.LimitReader(r, int64(h.payload)), d)}
-	var bits, count uint64
-	for i := uint32(0); i < h.parts; i++ {
-		l, err := Decode(body, h.m-bits)
-		switch {
-		case errors.Is(err, ErrTooLarge):
-			return nil, wrap(ErrCorrupt, "layers hold more bits than the header says")
-		case err == io.ErrUnexpectedEOF && uint64(body.n) == h.payload:
-			// The input did not end: the layers run past the payload length.
-			return nil, wrap(ErrCorrupt, "layers run past the payload length")
-		case err != nil:
-			return nil, err
-		case l.seed != h.seed || l.capacity == 0:
-			return nil, wrap(ErrCorrupt, "layer does not belong to this filter")
-		}
-		bits += l.m
-		count += l.Count()
-		s.layers = append(s.layers, l)
-	}
-	switch {
-	case bits != h.m || count != h.count:
-		return nil, wrap(ErrCorrupt, "layers do not add up to the header")
-	case uint64(body.n) != h.payload:
-		return nil, wrap(ErrCorrupt, "payload length does not match the layers")
-	}
-	if err := rr.verify(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return &ScalableFilter{layers: layers, seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}, nil
 }

@@ -36,7 +36,8 @@ type filterCase struct {
 	Params        filterParams `json:"params"`
 	Added         []int        `json:"added"` // indexes into Keys, in insertion order
 	AddResults    []bool       `json:"addResults"`
-	Removed       []int        `json:"removed,omitempty"` // counting only
+	Rotations     []int        `json:"rotations,omitempty"` // window only: Rotate after this many adds
+	Removed       []int        `json:"removed,omitempty"`   // counting only
 	RemoveResults []bool       `json:"removeResults,omitempty"`
 	Probes        []string     `json:"probes"`
 	Has           []bool       `json:"has"`
@@ -47,14 +48,17 @@ type filterCase struct {
 	Base64        string       `json:"base64"`
 }
 
-// filterParams holds one of {capacity, errorRate}, {bits, hashes} or
-// {initialCapacity, errorRate}.
+// filterParams holds one of {capacity, errorRate}, {bits, hashes},
+// {initialCapacity, errorRate} or {capacityPerGeneration, errorRate,
+// generations}.
 type filterParams struct {
-	Capacity        uint64  `json:"capacity,omitempty"`
-	InitialCapacity uint64  `json:"initialCapacity,omitempty"`
-	ErrorRate       float64 `json:"errorRate,omitempty"`
-	Bits            uint64  `json:"bits,omitempty"`
-	Hashes          uint32  `json:"hashes,omitempty"`
+	Capacity              uint64  `json:"capacity,omitempty"`
+	InitialCapacity       uint64  `json:"initialCapacity,omitempty"`
+	CapacityPerGeneration uint64  `json:"capacityPerGeneration,omitempty"`
+	ErrorRate             float64 `json:"errorRate,omitempty"`
+	Generations           int     `json:"generations,omitempty"`
+	Bits                  uint64  `json:"bits,omitempty"`
+	Hashes                uint32  `json:"hashes,omitempty"`
 }
 
 // newFilter makes the empty filter that c describes.
@@ -71,6 +75,8 @@ func (c *filterCase) newFilter() (set, error) {
 		return NewCountingWithSize(p.Bits, p.Hashes)
 	case c.Kind == "scalable":
 		return NewScalable(p.InitialCapacity, p.ErrorRate)
+	case c.Kind == "window":
+		return NewWindow(p.CapacityPerGeneration, p.ErrorRate, p.Generations)
 	}
 	return nil, fmt.Errorf("unknown kind %q", c.Kind)
 }
@@ -90,9 +96,18 @@ func (c *filterCase) run(keys []string) (set, error) {
 		return nil, err
 	}
 	c.AddResults = c.AddResults[:0]
-	for _, i := range c.Added {
+	rotate := func(j int) {
+		for _, r := range c.Rotations {
+			if r == j {
+				f.(*WindowFilter).Rotate()
+			}
+		}
+	}
+	for j, i := range c.Added {
+		rotate(j)
 		c.AddResults = append(c.AddResults, f.AddString(keys[i]))
 	}
+	rotate(len(c.Added))
 	if len(c.Removed) > 0 {
 		cf := f.(*CountingFilter)
 		c.RemoveResults = c.RemoveResults[:0]
@@ -196,6 +211,10 @@ func generateVectors() (*vectorFile, error) {
 	countingRemoved := append(indexes(page(0), page(20)), page(20), page(100))
 	// 60 keys from an initial capacity of 4 fill layers of 4, 8, 16 and 32.
 	scalableAdded := append(indexes(page(0), page(60)), page(0))
+	// Three generations of page keys 0-29, 20-49 (20-29 again: not new, but
+	// refreshed) and 50-69 with the special keys; the last rotation drops
+	// the first generation, so keys 0-19 are gone and 20-29 stay.
+	windowAdded := append(append(indexes(page(0), page(30)), indexes(page(20), page(50))...), append(indexes(page(50), page(70)), indexes(0, 9)...)...)
 
 	v.Filters = []filterCase{
 		{
@@ -222,6 +241,11 @@ func generateVectors() (*vectorFile, error) {
 			Name: "counting-saturated", Kind: "counting", Params: filterParams{Bits: 64, Hashes: 4},
 			Added: indexes(page(0), page(pageKeys)), Removed: indexes(page(0), page(100)),
 			Probes: append(keysAt(indexes(page(90), page(pageKeys))), absent(0, 30)...),
+		},
+		{
+			Name: "window-rotated", Kind: "window", Params: filterParams{CapacityPerGeneration: 32, ErrorRate: 0.01, Generations: 3},
+			Added: windowAdded, Rotations: []int{30, 60, len(windowAdded)},
+			Probes: append(append(keysAt(indexes(page(0), page(70))), keysAt(indexes(0, 9))...), absent(0, 20)...),
 		},
 		{
 			Name: "scalable-small", Kind: "scalable", Params: filterParams{InitialCapacity: 4, ErrorRate: 0.01},
@@ -268,6 +292,19 @@ func (c *filterCase) checkShape(f set, keys []string) error {
 		}
 		if saturated == 0 || saturated == int(cf.NumBits()) {
 			return fmt.Errorf("%d of %d counters saturated; want some", saturated, cf.NumBits())
+		}
+	case "window-rotated":
+		dropped, refreshed := 0, 0
+		for i := range 70 {
+			switch {
+			case i < 20 && !c.Has[i]:
+				dropped++
+			case i >= 20 && i < 30 && c.Has[i] && !c.AddResults[i+10]:
+				refreshed++
+			}
+		}
+		if dropped < 15 || refreshed != 10 {
+			return fmt.Errorf("%d of 20 keys of the dropped generation absent, %d of 10 refreshed keys present and reported not new; want most, 10", dropped, refreshed)
 		}
 	case "scalable-small":
 		if l := f.(*ScalableFilter).Layers(); l < 3 {
