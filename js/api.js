@@ -9,3 +9,4 @@ export {
   MAX_BITS,
 } from './core.js';
 export { ShardedBloomFilter, fromBytes } from './sharded.js';
+export { canonicalURL } from './canonical.js';

@@ -221,3 +221,30 @@ export function optimal(capacity: number, errorRate: number): { bits: number; ha
 
 /** The expected false-positive rate (1 - e^(-k·n/m))^k after count keys. Works before init(). */
 export function estimateFPR(bits: number, hashes: number, count: number): number;
+
+/** Options of canonicalURL. The defaults are those of Go's `urlkey.Options{}`. */
+export interface CanonicalURLOptions {
+  /** Keep tracking parameters (utm_*, gclid, fbclid, msclkid, ...), which are dropped by default. */
+  keepTracking?: boolean;
+}
+
+/**
+ * The canonical form of an absolute http, https, ws or wss URL, so that two
+ * spellings of one URL make one key: the same string Go's
+ * `urlkey.Canonical` returns (lower-case scheme and host, IDNA host in
+ * punycode, default port removed, dot segments resolved, percent-encoding
+ * normalized, query parameters sorted, tracking parameters and the fragment
+ * dropped; the rules are in urlkey's package documentation). Plain JS on
+ * the runtime's WHATWG URL parser; it does not use the wasm engine.
+ *
+ * Throws a TypeError whose message starts with "urlkey: " for input Go
+ * refuses too (other schemes, no host, bad ports or addresses, control
+ * characters, ...).
+ *
+ * - Works before init(): yes.
+ * - Works in node: yes. Works in browser: yes. Works in Cloudflare Workers: yes.
+ *
+ * @example canonicalURL('HTTP://Bücher.Example:80/a/../b?z=1&utm_source=x&a=2#top')
+ *   // 'http://xn--bcher-kva.example/b?a=2&z=1'
+ */
+export function canonicalURL(url: string, options?: CanonicalURLOptions): string;
