@@ -14,12 +14,15 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name: "build",
-		args: "-n N [-p P] [-o FILE] [INPUT...]",
+		args: "-n N [-p P] [--canonical] [--window G] [-o FILE] [INPUT...]",
 		about: `Build reads keys (URLs), one a line, from the inputs in turn ("-" or none:
 stdin; gzip is recognized by its first bytes) into a new filter made for N
-keys at false-positive rate P, and prints a summary. Progress goes to stderr:
-a bar on a terminal, a line every --progress interval otherwise. Without -o
-the filter is written to stdout, unless stdout is a terminal.`,
+keys at false-positive rate P, and prints a summary. With --window G it makes
+a window filter of G generations of N keys each, and fills the newest; see
+"edgebloom rotate". With --canonical, lines that are not http(s) URLs are
+counted as invalid and skipped. Progress goes to stderr: a bar on a
+terminal, a line every --progress interval otherwise. Without -o the filter
+is written to stdout, unless stdout is a terminal.`,
 		flags: buildFlags,
 	})
 }
@@ -28,57 +31,57 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	var n count
 	fs.Var(&n, "n", "number of keys the filter is made for (1000000, 1e6, 1M)")
 	p := fs.Float64("p", 0.01, "target false-positive rate")
+	window := fs.Int("window", 0, "make a window filter of this many `generations`")
 	out := fs.String("o", "", "output `file` (default: stdout)")
 	every := fs.Duration("progress", 2*time.Second, "interval between progress lines when stderr is not a terminal; 0 for none")
+	canonical := canonFlags(fs)
 	return func(e *env, inputs []string) (int, error) {
+		canon, err := canonical()
 		switch {
+		case err != nil:
+			return 2, err
 		case n == 0:
 			return 2, errors.New("-n is required: the number of keys the filter is made for")
 		case math.IsNaN(*p) || *p <= 0 || *p >= 1:
 			return 2, fmt.Errorf("-p %g: the false-positive rate must be in (0, 1)", *p)
+		case *window < 0:
+			return 2, fmt.Errorf("--window %d: the number of generations must be at least 1", *window)
 		case *out == "" && isTerminal(e.stdout):
 			return 2, errors.New("refusing to write a filter to a terminal: use -o FILE or redirect stdout")
-		}
-		f, err := bloom.New(uint64(n), *p)
-		if err != nil {
-			return 2, libError(err)
 		}
 		src, err := newLineSource(inputs, e.stdin)
 		if err != nil {
 			return 2, err
 		}
 		defer src.Close()
-
-		prog := startProgress(e.stderr, *every, src)
-		var keys, added uint64
-		for {
-			key, err := src.next()
-			if err != nil {
-				prog.done()
-				return 2, err
-			}
-			if key == nil {
-				break
-			}
-			if f.Add(key) {
-				added++
-			}
-			if keys++; keys&1023 == 0 {
-				prog.keys.Store(keys)
-			}
-		}
-		prog.done()
-		elapsed := time.Since(prog.start)
-
-		var w io.WriterTo = f
-		if *out == "" {
-			_, err = w.WriteTo(e.stdout)
-		} else {
-			err = writeFileAtomic(*out, w)
-		}
+		f, k, finish, err := newOutput(e, uint64(n), *p, *window, *out)
 		if err != nil {
 			return 2, err
 		}
+
+		prog := startProgress(e.stderr, *every, src)
+		pipe := startPipeline(src, canon)
+		var keys, added, invalid uint64
+		var firstInvalid error
+		for b := pipe.next(nil); b != nil; b = pipe.next(b) {
+			for i := range b.len() {
+				if f.Add(b.key(i)) {
+					added++
+				}
+			}
+			keys += uint64(b.len())
+			if invalid += b.invalid; firstInvalid == nil {
+				firstInvalid = b.firstInvalid
+			}
+			prog.keys.Store(keys)
+		}
+		prog.done()
+		if pipe.err != nil {
+			finish(false)
+			return 2, pipe.err
+		}
+		elapsed := time.Since(prog.start)
+
 		dest := *out
 		if dest == "" {
 			dest = "stdout"
@@ -87,15 +90,58 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		s.add("keys", "%d", keys)
 		s.add("new", "%d", added)
 		s.add("duplicates", "%d", keys-added)
+		if canon != nil {
+			if invalid == 0 {
+				s.add("invalid", "0")
+			} else {
+				s.add("invalid", "%d, skipped (first: %v)", invalid, firstInvalid)
+			}
+		}
+		if *window > 0 {
+			s.add("generations", "%d of %d bits each", *window, f.NumBits()/uint64(*window))
+		}
 		s.add("bits", "%d (%s)", f.NumBits(), bytesIEC((f.NumBits()+7)/8))
-		s.add("k", "%d", f.NumHashes())
-		s.add("fill", "%.1f%%", 100*f.FillRatio())
+		s.add("k", "%d", k)
+		s.add("fill", "%.1f%%", 100*float64(f.SetBits())/float64(f.NumBits()))
 		s.add("estimated FPR", "%s (target %s)", percent(f.EstimatedFPR()), percent(*p))
 		s.add("time", "%s (%s keys/s)", formatDuration(elapsed), si(float64(keys)/elapsed.Seconds()))
 		s.add("output", "%s", dest)
+		if err := finish(true); err != nil {
+			return 2, err
+		}
 		s.write(e.stderr)
 		return 0, nil
 	}
+}
+
+// newOutput makes the filter that build fills, in memory; finish(true)
+// writes it to path or stdout, finish(false) abandons it.
+func newOutput(e *env, n uint64, p float64, window int, path string) (f filter, k uint32, finish func(ok bool) error, err error) {
+	emit := func(w io.WriterTo) func(bool) error {
+		return func(ok bool) error {
+			switch {
+			case !ok:
+				return nil
+			case path == "":
+				_, err := w.WriteTo(e.stdout)
+				return err
+			}
+			return writeFileAtomic(path, w)
+		}
+	}
+	switch {
+	case window > 0:
+		w, err := bloom.NewWindow(n, p, window)
+		if err != nil {
+			return nil, 0, nil, libError(err)
+		}
+		return w, w.NumHashes(), emit(w), nil
+	}
+	c, err := bloom.New(n, p)
+	if err != nil {
+		return nil, 0, nil, libError(err)
+	}
+	return c, c.NumHashes(), emit(c), nil
 }
 
 // A summary is a list of aligned "name  value" lines.

@@ -22,7 +22,8 @@ type fileInfo struct {
 	Kind           string   `json:"kind"`
 	Bits           uint64   `json:"bits"`
 	Hashes         uint32   `json:"hashes,omitempty"`
-	Layers         uint32   `json:"layers,omitempty"`
+	Layers         uint32   `json:"layers,omitempty"`      // scalable
+	Generations    uint32   `json:"generations,omitempty"` // window
 	Seed           uint64   `json:"seed"`
 	Count          uint64   `json:"count"`
 	Capacity       uint64   `json:"capacity"`
@@ -41,16 +42,22 @@ func infoFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		if len(args) != 1 {
 			return 2, fmt.Errorf("want one filter file, got %d arguments", len(args))
 		}
-		ff, err := load(args[0])
+		ff, err := load(args[0], readOnly)
 		if err != nil {
 			return 2, err
 		}
+		defer ff.close()
 		in, f := ff.info, ff.f
 		fi := fileInfo{
-			File: ff.path, Kind: in.Kind, Bits: in.Bits, Hashes: in.Hashes, Layers: in.Layers,
+			File: ff.path, Kind: in.Kind, Bits: in.Bits, Hashes: in.Hashes,
 			Seed: in.Seed, Count: f.Count(), Capacity: in.Capacity, TargetFPR: in.FPRate,
 			SetBits: f.SetBits(), EstimatedFPR: f.EstimatedFPR(), OverCapacity: f.OverCapacity(),
 			Size: in.Size,
+		}
+		if in.Kind == "window" {
+			fi.Generations = in.Layers
+		} else {
+			fi.Layers = in.Layers
 		}
 		fi.FillRatio = float64(fi.SetBits) / float64(fi.Bits)
 		if c := f.EstimatedCount(); !math.IsInf(c, 0) {
@@ -70,6 +77,9 @@ func infoFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		}
 		if fi.Layers != 0 {
 			s.add("layers", "%d", fi.Layers)
+		}
+		if fi.Generations != 0 {
+			s.add("generations", "%d", fi.Generations)
 		}
 		s.add("seed", "%d", fi.Seed)
 		s.add("count", "%d", fi.Count)

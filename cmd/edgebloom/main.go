@@ -26,11 +26,16 @@ import (
 const usage = `Usage: edgebloom <command> [flags] [arguments]
 
 Commands:
-  build -n N [-p P] [-o FILE] [INPUT...]   make a filter from URLs, one a line
-  check [-q] FILE [KEY...]                 print each key as present or absent
-  add FILE [KEY...]                        add keys to a filter file
-  info [--json] FILE                       parameters and statistics of a filter
-  merge -o OUT A B [C...]                  union of filters of the same size
+  build -n N [-p P] [-o FILE] [INPUT...]  make a filter from URLs, one a line
+  check [-q] FILE [KEY...]                print each key as present or absent
+  add FILE [KEY...]                       add keys to a filter file
+  info [--json] FILE                      parameters and statistics of a filter
+  merge -o OUT A B [C...]                 union of filters of the same size
+  rotate FILE                             start a new generation of a window filter
+
+build, check and add take --canonical: URLs are canonicalized (lowercase
+host, default port and fragment dropped, query sorted, tracking parameters
+dropped, ...) so that two spellings of one URL are one key.
 
 Inputs and keys are read from stdin when none are given ("-" is stdin too);
 gzip-compressed input is recognized by its first bytes. Exit status: 0 on
@@ -102,11 +107,17 @@ func run(args []string, e *env) int {
 		err = fmt.Errorf("%w (run edgebloom %s -h)", err, name)
 	}
 	if err != nil {
-		fmt.Fprintf(e.stderr, "edgebloom: %s: %v\n", name, err)
+		if err != errReported {
+			fmt.Fprintf(e.stderr, "edgebloom: %s: %v\n", name, err)
+		}
 		return 2
 	}
 	return status
 }
+
+// errReported is the error of a command that has written its messages to
+// stderr already.
+var errReported = errors.New("reported")
 
 // parseInterspersed parses flags wherever they stand among the arguments,
 // so that "merge a b -o c" works, and returns the other arguments in order.

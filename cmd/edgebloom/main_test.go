@@ -46,6 +46,17 @@ type result struct {
 // and fails the test unless it exits with status want.
 func expect(t *testing.T, dir, stdin string, want int, args ...string) result {
 	t.Helper()
+	r := edgebloom(t, dir, stdin, args...)
+	if r.status != want {
+		t.Fatalf("edgebloom %s: exit status %d, want %d\nstdout:\n%s\nstderr:\n%s",
+			strings.Join(args, " "), r.status, want, r.stdout, r.stderr)
+	}
+	return r
+}
+
+// edgebloom runs the binary with args in dir, stdin as its standard input.
+func edgebloom(t *testing.T, dir, stdin string, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
 	cmd.Stdin = strings.NewReader(stdin)
@@ -56,12 +67,7 @@ func expect(t *testing.T, dir, stdin string, want int, args ...string) result {
 	if err != nil && !errors.As(err, &exit) {
 		t.Fatalf("edgebloom %q: %v", args, err)
 	}
-	r := result{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
-	if r.status != want {
-		t.Fatalf("edgebloom %s: exit status %d, want %d\nstdout:\n%s\nstderr:\n%s",
-			strings.Join(args, " "), r.status, want, r.stdout, r.stderr)
-	}
-	return r
+	return result{cmd.ProcessState.ExitCode(), stdout.String(), stderr.String()}
 }
 
 // summaryValue returns the value on the summary line called name.
@@ -296,5 +302,110 @@ func TestHelp(t *testing.T) {
 				t.Errorf("%q: stdout %q", args, r.stdout)
 			}
 		}
+	}
+}
+
+func TestCanonical(t *testing.T) {
+	dir := t.TempDir()
+	// Four spellings of one URL, one other URL, and a line that is no URL.
+	in := "HTTPS://Example.COM:443/a/./b?y=2&x=1#top\n" +
+		"https://example.com/a/b?x=1&y=2&utm_source=news\n" +
+		"https://example.com/a/c/../b?x=1&y=2\n" +
+		"https://example.com/a/b?x=1&y=2\n" +
+		"https://example.com/other\n" +
+		"no url here\n"
+	r := expect(t, dir, in, 0, "build", "--canonical", "-n", "1000", "-o", "c.bloom")
+	for name, want := range map[string]string{"keys": "5", "new": "2", "duplicates": "3"} {
+		if got := summaryValue(t, r.stderr, name); got != want {
+			t.Errorf("summary %s: got %q; want %q", name, got, want)
+		}
+	}
+	if got := summaryValue(t, r.stderr, "invalid"); !strings.HasPrefix(got, "1, skipped (first: urlkey: ") {
+		t.Errorf("summary invalid: got %q", got)
+	}
+	// Without --canonical the same lines are six keys, none a duplicate.
+	r = expect(t, dir, in, 0, "build", "-n", "1000", "-o", "raw.bloom")
+	if got := summaryValue(t, r.stderr, "new"); got != "6" {
+		t.Errorf("summary new without --canonical: got %q; want 6", got)
+	}
+
+	// The filter holds canonical keys: check finds other spellings only
+	// with --canonical, and prints each key as given.
+	r = expect(t, dir, "", 0, "check", "--canonical", "c.bloom", "https://EXAMPLE.com/a/b?y=2&x=1&fbclid=1")
+	if want := "https://EXAMPLE.com/a/b?y=2&x=1&fbclid=1\tpresent\n"; r.stdout != want {
+		t.Errorf("check --canonical: got %q; want %q", r.stdout, want)
+	}
+	expect(t, dir, "", 1, "check", "-q", "c.bloom", "https://EXAMPLE.com/a/b?y=2&x=1&fbclid=1")
+
+	// add --canonical, then the canonical spelling is present.
+	expect(t, dir, "https://Example.com/new/?utm_medium=email\n", 0, "add", "--canonical", "c.bloom")
+	expect(t, dir, "", 0, "check", "-q", "c.bloom", "https://example.com/new/")
+
+	// A key that is no URL: reported on stderr, exit status 2, the other
+	// keys still answered (check) or added (add).
+	r = expect(t, dir, "", 2, "check", "--canonical", "c.bloom", "ftp://example.com/", "https://example.com/other")
+	if r.stdout != "https://example.com/other\tpresent\n" || !strings.HasPrefix(r.stderr, "edgebloom: check: urlkey: ") || strings.Count(r.stderr, "\n") != 1 {
+		t.Errorf("check of an invalid key: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+	expect(t, dir, "", 2, "add", "--canonical", "c.bloom", "mailto:x@example.com", "https://example.com/added")
+	expect(t, dir, "", 0, "check", "-q", "c.bloom", "https://example.com/added")
+
+	// --keep-tracking keeps utm parameters apart.
+	r = expect(t, dir, "https://example.com/?utm_source=a\nhttps://example.com/?utm_source=b\n", 0,
+		"build", "--canonical", "--keep-tracking", "-n", "100", "-o", "k.bloom")
+	if got := summaryValue(t, r.stderr, "new"); got != "2" {
+		t.Errorf("--keep-tracking: new %q; want 2", got)
+	}
+	r = expect(t, dir, "", 2, "build", "--keep-tracking", "-n", "100", "-o", "k.bloom")
+	if want := "edgebloom: build: --keep-tracking needs --canonical\n"; r.stderr != want {
+		t.Errorf("--keep-tracking alone: stderr %q; want %q", r.stderr, want)
+	}
+}
+
+func TestWindowRotate(t *testing.T) {
+	dir := t.TempDir()
+	// Three generations: a key stays for the period it was added in and two
+	// rotations more.
+	r := expect(t, dir, "https://example.com/day1\n", 0, "build", "-n", "1000", "--window", "3", "-o", "w.bloom")
+	if got := summaryValue(t, r.stderr, "generations"); got != "3 of 9586 bits each" {
+		t.Errorf("summary generations: got %q", got)
+	}
+	expect(t, dir, "", 0, "rotate", "w.bloom")
+	expect(t, dir, "", 0, "add", "w.bloom", "https://example.com/day2")
+	expect(t, dir, "", 0, "check", "-q", "w.bloom", "https://example.com/day1", "https://example.com/day2")
+	expect(t, dir, "", 0, "rotate", "w.bloom")
+	expect(t, dir, "", 0, "add", "w.bloom", "https://example.com/day3")
+	expect(t, dir, "", 0, "check", "-q", "w.bloom", "https://example.com/day1", "https://example.com/day2", "https://example.com/day3")
+
+	r = expect(t, dir, "", 0, "rotate", "w.bloom") // day 1 leaves the window
+	if want := "rotated w.bloom: dropped the oldest generation (1 keys); 2 keys in 3 generations\n"; r.stderr != want {
+		t.Errorf("rotate: stderr %q; want %q", r.stderr, want)
+	}
+	r = expect(t, dir, "", 1, "check", "w.bloom", "https://example.com/day1", "https://example.com/day2", "https://example.com/day3")
+	if want := "https://example.com/day1\tabsent\nhttps://example.com/day2\tpresent\nhttps://example.com/day3\tpresent\n"; r.stdout != want {
+		t.Errorf("check after rotations:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	expect(t, dir, "", 0, "rotate", "w.bloom")
+	expect(t, dir, "", 0, "rotate", "w.bloom")
+	expect(t, dir, "", 1, "check", "-q", "w.bloom", "https://example.com/day3")
+
+	r = expect(t, dir, "", 0, "info", "--json", "w.bloom")
+	var got fileInfo
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Kind != "window" || got.Generations != 3 || got.Bits != 3*9586 || got.Count != 0 || got.Capacity != 1000 {
+		t.Errorf("info --json of a window: %+v", got)
+	}
+
+	// Rotate refuses other kinds; merge refuses windows.
+	expect(t, dir, "", 0, "build", "-n", "1000", "-o", "c.bloom")
+	r = expect(t, dir, "", 2, "rotate", "c.bloom")
+	if want := "edgebloom: rotate: c.bloom: a classic filter has no generations to rotate; build one with --window\n"; r.stderr != want {
+		t.Errorf("rotate of a classic filter: stderr %q; want %q", r.stderr, want)
+	}
+	r = expect(t, dir, "", 2, "merge", "-o", "m.bloom", "c.bloom", "w.bloom")
+	if want := "edgebloom: merge: w.bloom: cannot merge window filters, only classic ones\n"; r.stderr != want {
+		t.Errorf("merge with a window: stderr %q; want %q", r.stderr, want)
 	}
 }

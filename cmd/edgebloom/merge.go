@@ -31,7 +31,7 @@ func mergeFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		var dst *bloom.Filter
 		var first *filterFile
 		for _, path := range args {
-			ff, err := load(path)
+			ff, err := load(path, readOnly)
 			if err != nil {
 				return 2, err
 			}

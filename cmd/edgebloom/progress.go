@@ -135,8 +135,10 @@ func bytesIEC(n uint64) string {
 // formatDuration rounds d for a human: 850ms, 12.3s, 4m05s, 1h02m.
 func formatDuration(d time.Duration) string {
 	switch {
-	case d < time.Second:
+	case d < time.Millisecond:
 		return d.Round(time.Microsecond).String()
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
 	case d < time.Minute:
 		return fmt.Sprintf("%.1fs", d.Seconds())
 	case d < time.Hour:

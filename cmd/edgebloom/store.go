@@ -21,15 +21,22 @@ type filter interface {
 	EstimatedCount() float64
 	EstimatedFPR() float64
 	OverCapacity() bool
-	WriteTo(w io.Writer) (int64, error)
 }
 
-// A filterFile is a filter read from a file.
+// A filterFile is a filter read from a file into memory.
 type filterFile struct {
 	path string
 	info bloom.Info
 	f    filter
 }
+
+// access says what a command does with a filter file.
+type access int
+
+const (
+	readOnly access = iota
+	readWrite
+)
 
 // inspect reads and checks the header of the filter file at path.
 func inspect(path string) (bloom.Info, error) {
@@ -53,8 +60,9 @@ func inspect(path string) (bloom.Info, error) {
 	return info, nil
 }
 
-// load reads the filter file at path, of any kind.
-func load(path string) (*filterFile, error) {
+// load reads the filter file at path, of any kind. The caller must call
+// close, or save then close when it made changes.
+func load(path string, mode access) (*filterFile, error) {
 	info, err := inspect(path)
 	if err != nil {
 		return nil, err
@@ -73,6 +81,8 @@ func load(path string) (*filterFile, error) {
 		f, err = bloom.DecodeCounting(r, maxBits)
 	case "scalable":
 		f, err = bloom.DecodeScalable(r, maxBits)
+	case "window":
+		f, err = bloom.DecodeWindow(r, maxBits)
 	default:
 		err = fmt.Errorf("%s filters are not supported", info.Kind)
 	}
@@ -82,16 +92,29 @@ func load(path string) (*filterFile, error) {
 		}
 	}
 	if err != nil {
-		if err == io.ErrUnexpectedEOF {
-			err = errors.New("truncated")
-		}
-		return nil, fmt.Errorf("%s: %w", path, libError(err))
+		return nil, fileError(path, err)
 	}
 	return &filterFile{path: path, info: info, f: f}, nil
 }
 
+// fileError describes an error of reading the filter file at path.
+func fileError(path string, err error) error {
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		err = errors.New("truncated")
+	}
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return err // it names the file already
+	}
+	return fmt.Errorf("%s: %w", path, libError(err))
+}
+
 // save writes the filter back to its file.
-func (ff *filterFile) save() error { return writeFileAtomic(ff.path, ff.f) }
+func (ff *filterFile) save() error { return writeFileAtomic(ff.path, ff.f.(io.WriterTo)) }
+
+// close releases the file; it is the end of a read.
+func (ff *filterFile) close() error { return nil }
 
 // writeFileAtomic writes f's encoding to a temporary file beside path and
 // renames it into place, so that a crash leaves either the old file or the
