@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"flag"
-	"fmt"
 	"math"
 )
 
@@ -39,10 +38,7 @@ type fileInfo struct {
 func infoFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	return func(e *env, args []string) (int, error) {
-		if len(args) != 1 {
-			return 2, fmt.Errorf("want one filter file, got %d arguments", len(args))
-		}
-		ff, err := load(args[0], readOnly)
+		ff, err := onlyFilterArg(args, readOnly)
 		if err != nil {
 			return 2, err
 		}

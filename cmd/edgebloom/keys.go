@@ -72,6 +72,14 @@ func filterArg(args []string, mode access) (*filterFile, error) {
 	return load(args[0], mode)
 }
 
+// onlyFilterArg opens the filter file named by the only argument.
+func onlyFilterArg(args []string, mode access) (*filterFile, error) {
+	if len(args) != 1 {
+		return nil, fmt.Errorf("want one filter file, got %d arguments", len(args))
+	}
+	return load(args[0], mode)
+}
+
 func checkFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	quiet := fs.Bool("q", false, "print nothing; report through the exit status only")
 	canonical := canonFlags(fs)

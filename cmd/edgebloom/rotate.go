@@ -20,10 +20,7 @@ a window of 7 generations rotated daily answers "seen in the last 7 days".`,
 
 func rotateFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	return func(e *env, args []string) (int, error) {
-		if len(args) != 1 {
-			return 2, fmt.Errorf("want one filter file, got %d arguments", len(args))
-		}
-		ff, err := load(args[0], readWrite)
+		ff, err := onlyFilterArg(args, readWrite)
 		if err != nil {
 			return 2, err
 		}
