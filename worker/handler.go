@@ -16,6 +16,7 @@ import (
 	"sync"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/urlkey"
 	"github.com/edgebloom/edgebloom/worker/snapshot"
 )
 
@@ -51,6 +52,7 @@ type apiError struct {
 	Status  int
 	Code    string
 	Message string
+	Index   *int // the key the error is about, when there is one
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -79,7 +81,11 @@ func writeError(w http.ResponseWriter, err error) {
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="edgebloom"`)
 	}
-	writeJSON(w, ae.Status, map[string]any{"error": map[string]string{"code": ae.Code, "message": ae.Message}})
+	body := map[string]any{"code": ae.Code, "message": ae.Message}
+	if ae.Index != nil {
+		body["index"] = *ae.Index
+	}
+	writeJSON(w, ae.Status, map[string]any{"error": body})
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -199,9 +205,10 @@ func shardParamsOf(name string, p filterParams, i int) http.Header {
 
 func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Request, name string) error {
 	var req struct {
-		Capacity  *float64 `json:"capacity"`
-		ErrorRate *float64 `json:"errorRate"`
-		Shards    *float64 `json:"shards"`
+		Capacity     *float64 `json:"capacity"`
+		ErrorRate    *float64 `json:"errorRate"`
+		Shards       *float64 `json:"shards"`
+		Canonicalize bool     `json:"canonicalize"`
 	}
 	if err := readJSON(r, &req); err != nil {
 		return err
@@ -210,6 +217,7 @@ func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err != nil {
 		return err
 	}
+	p.Canonicalize = req.Canonicalize
 	body, _ := json.Marshal(p)
 	res, err := s.call(ctx, metaObject(name), "PUT", "/meta", nil, body)
 	if err != nil {
@@ -254,7 +262,7 @@ func validParams(capacity, errorRate, shards *float64) (filterParams, error) {
 func describe(w http.ResponseWriter, status int, name string, p filterParams) error {
 	m, k, _ := bloom.Optimal(shardCapacity(p), p.ErrorRate)
 	writeJSON(w, status, map[string]any{
-		"name": name, "capacity": p.Capacity, "errorRate": p.ErrorRate, "shards": p.Shards,
+		"name": name, "capacity": p.Capacity, "errorRate": p.ErrorRate, "shards": p.Shards, "canonicalize": p.Canonicalize,
 		"shardCapacity": shardCapacity(p), "shardBits": m, "hashes": k, "bits": m * uint64(p.Shards),
 	})
 	return nil
@@ -362,6 +370,11 @@ func (s *Server) keys(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	if err != nil {
 		return err
 	}
+	if p.Canonicalize {
+		if keys, err = canonicalKeys(keys); err != nil {
+			return err
+		}
+	}
 	// Group the keys by shard, remembering where each came from.
 	router := snapshot.Router(p.Shards)
 	groups := make([][]int, p.Shards)
@@ -401,6 +414,29 @@ func (s *Server) keys(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	}
 	writeJSON(w, http.StatusOK, map[string][]bool{field: results})
 	return nil
+}
+
+// canonicalKeys maps each key to its canonical URL (package urlkey) for a
+// filter made with "canonicalize": true. The first key that is no URL
+// urlkey accepts, or whose canonical form is over maxKeyBytes, fails the
+// request with the key's index.
+func canonicalKeys(keys []string) ([]string, error) {
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		c, err := urlkey.Canonical(k, urlkey.Options{})
+		if err != nil {
+			e := errorf(http.StatusBadRequest, "invalid_url", "key %d: %v", i, err)
+			e.Index = &i
+			return nil, e
+		}
+		if len(c) > maxKeyBytes {
+			e := errorf(http.StatusBadRequest, "key_too_long", "key %d is %d bytes once canonicalized; the limit is %d", i, len(c), maxKeyBytes)
+			e.Index = &i
+			return nil, e
+		}
+		out[i] = c
+	}
+	return out, nil
 }
 
 func (s *Server) shardStats(ctx context.Context, name string, p filterParams) ([]shardStats, error) {
@@ -455,7 +491,7 @@ func (s *Server) stats(ctx context.Context, w http.ResponseWriter, name string) 
 		total.FillRatio = float64(total.SetBits) / float64(total.Bits)
 	}
 	writeJSON(w, http.StatusOK, map[string]any{
-		"name": name, "capacity": p.Capacity, "errorRate": p.ErrorRate, "shards": p.Shards,
+		"name": name, "capacity": p.Capacity, "errorRate": p.ErrorRate, "shards": p.Shards, "canonicalize": p.Canonicalize,
 		"total": total, "perShard": per,
 	})
 	return nil

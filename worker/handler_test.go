@@ -273,3 +273,77 @@ func TestEmptyKeys(t *testing.T) {
 		t.Errorf("empty key: %d %s", status, body)
 	}
 }
+
+func TestCanonicalize(t *testing.T) {
+	c, _ := newTestServer(t)
+	got := c.json("PUT", "/v1/filters/urls", map[string]any{"capacity": 1000, "errorRate": 0.01, "shards": 3, "canonicalize": true}, 201)
+	if got["canonicalize"] != true {
+		t.Errorf("PUT: got %v; want canonicalize true", got)
+	}
+	c.json("PUT", "/v1/filters/urls", map[string]any{"capacity": 1000, "errorRate": 0.01, "shards": 3, "canonicalize": true}, 200)
+	c.json("PUT", "/v1/filters/urls", map[string]any{"capacity": 1000, "errorRate": 0.01, "shards": 3}, 409)
+	c.json("PUT", "/v1/filters/plain", map[string]any{"capacity": 1000, "errorRate": 0.01, "shards": 3}, 201)
+	c.json("PUT", "/v1/filters/plain", map[string]any{"capacity": 1000, "errorRate": 0.01, "shards": 3, "canonicalize": true}, 409)
+
+	spellings := []string{
+		"https://例子.测试/新闻?id=1&utm_source=x",
+		"HTTPS://xn--fsqu00a.xn--0zwm56d:443/%E6%96%B0%E9%97%BB?id=1#top",
+		"https://user@例子.测试/a/../新闻?id=1&fbclid=2",
+	}
+	added := c.json("POST", "/v1/filters/urls/add", map[string]any{"keys": spellings}, 200)["added"].([]any)
+	if added[0] != true || added[1] != false || added[2] != false {
+		t.Errorf("add of three spellings of one URL: got %v; want [true false false]", added)
+	}
+	present := c.json("POST", "/v1/filters/urls/check", map[string]any{"keys": []string{"https://xn--fsqu00a.xn--0zwm56d/%E6%96%B0%E9%97%BB?id=1", "https://例子.测试/新闻?id=2"}}, 200)["present"].([]any)
+	if present[0] != true || present[1] != false {
+		t.Errorf("check: got %v; want [true false]", present)
+	}
+	// Without canonicalize, spellings are different keys.
+	added = c.json("POST", "/v1/filters/plain/add", map[string]any{"keys": spellings}, 200)["added"].([]any)
+	if added[0] != true || added[1] != true || added[2] != true {
+		t.Errorf("plain filter: got %v; want [true true true]", added)
+	}
+	if st := c.json("GET", "/v1/filters/urls", nil, 200); st["canonicalize"] != true || st["total"].(map[string]any)["count"] != 1.0 {
+		t.Errorf("stats: canonicalize %v, count %v; want true, 1", st["canonicalize"], st["total"].(map[string]any)["count"])
+	}
+
+	// The snapshot holds the canonical keys.
+	_, snap, _ := c.do("GET", "/v1/filters/urls/snapshot", "")
+	set, err := snapshot.Load(snap, 1<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !set.HasString("https://xn--fsqu00a.xn--0zwm56d/%E6%96%B0%E9%97%BB?id=1") {
+		t.Error("snapshot: the canonical key is absent")
+	}
+
+	for _, tt := range []struct {
+		keys  []string
+		index int
+		code  string
+	}{
+		{[]string{"https://ok.example/", "ftp://no.example/"}, 1, "invalid_url"},
+		{[]string{"not a url"}, 0, "invalid_url"},
+		{[]string{"https://a.example/", "https://b.example/", "http://[::1/"}, 2, "invalid_url"},
+		{[]string{"https://a.example/" + strings.Repeat("é", 3000)}, 0, "key_too_long"},
+	} {
+		for _, action := range []string{"add", "check"} {
+			status, body, _ := c.do("POST", "/v1/filters/urls/"+action, keysBody(tt.keys))
+			var e struct {
+				Error struct {
+					Code, Message string
+					Index         *int
+				}
+			}
+			json.Unmarshal(body, &e)
+			if status != 400 || e.Error.Code != tt.code || e.Error.Index == nil || *e.Error.Index != tt.index ||
+				!strings.Contains(e.Error.Message, fmt.Sprintf("key %d", tt.index)) {
+				t.Errorf("%s %q: got %d %s; want 400 %s naming key %d", action, tt.keys, status, body, tt.code, tt.index)
+			}
+		}
+	}
+	// A rejected request adds nothing.
+	if st := c.json("GET", "/v1/filters/urls", nil, 200); st["total"].(map[string]any)["count"] != 1.0 {
+		t.Errorf("count after rejected adds: %v; want 1", st["total"].(map[string]any)["count"])
+	}
+}

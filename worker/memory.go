@@ -73,7 +73,7 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, bo
 		var want filterParams
 		json.Unmarshal(body, &want)
 		if exists {
-			if p.Capacity != want.Capacity || p.ErrorRate != want.ErrorRate || p.Shards != want.Shards {
+			if p.Capacity != want.Capacity || p.ErrorRate != want.ErrorRate || p.Shards != want.Shards || p.Canonicalize != want.Canonicalize {
 				writeError(w, errorf(409, "conflict", "filter %q exists with other parameters", name))
 				return
 			}

@@ -13,8 +13,8 @@ import (
 // said otherwise, are its internal protocol with the JS class in shard.js:
 //
 //	object "meta:{name}", the filter's parameters:
-//	  PUT    /meta   {"capacity","errorRate","shards"} → 201 created, 200 same, 409 different
-//	  GET    /meta   → 200 {"capacity","errorRate","shards","generation"}, 404 unknown
+//	  PUT    /meta   {"capacity","errorRate","shards","canonicalize"} → 201 created, 200 same, 409 different
+//	  GET    /meta   → 200 {"capacity","errorRate","shards","canonicalize","generation"}, 404 unknown
 //	  DELETE /meta   → 200 the deleted parameters, 404 unknown
 //	object "shard:{name}:{index}", one shard; header X-Edgebloom-Shard carries
 //	its shardParams as JSON, and a shard with another generation starts over:
@@ -41,10 +41,13 @@ type shardParams struct {
 
 // filterParams are a filter's parameters as the meta object keeps them.
 type filterParams struct {
-	Capacity   uint64  `json:"capacity"`
-	ErrorRate  float64 `json:"errorRate"`
-	Shards     int     `json:"shards"`
-	Generation string  `json:"generation,omitempty"`
+	Capacity  uint64  `json:"capacity"`
+	ErrorRate float64 `json:"errorRate"`
+	Shards    int     `json:"shards"`
+	// Canonicalize makes the front map keys to canonical URLs (package
+	// urlkey) before routing them; absent (false) in filters made before.
+	Canonicalize bool   `json:"canonicalize,omitempty"`
+	Generation   string `json:"generation,omitempty"`
 }
 
 // shardStats is what GET /stats of a shard returns.

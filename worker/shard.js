@@ -110,13 +110,15 @@ export class Shard {
     if (method !== 'PUT') return errorResponse(405, 'method_not_allowed', 'meta: PUT, GET or DELETE');
     const want = JSON.parse(body);
     if (have) {
-      if (have.capacity === want.capacity && have.errorRate === want.errorRate && have.shards === want.shards) {
+      const canonicalize = (have.canonicalize ?? false) === (want.canonicalize ?? false);
+      if (have.capacity === want.capacity && have.errorRate === want.errorRate && have.shards === want.shards && canonicalize) {
         return json(200, have);
       }
       return errorResponse(
         409,
         'conflict',
-        `the filter exists with capacity ${have.capacity}, errorRate ${have.errorRate}, shards ${have.shards}; ` +
+        `the filter exists with capacity ${have.capacity}, errorRate ${have.errorRate}, shards ${have.shards}, ` +
+          `canonicalize ${have.canonicalize ?? false}; ` +
           'DELETE it first to change them',
       );
     }
@@ -124,6 +126,7 @@ export class Shard {
       capacity: want.capacity,
       errorRate: want.errorRate,
       shards: want.shards,
+      ...(want.canonicalize ? { canonicalize: true } : {}),
       generation: crypto.randomUUID(),
     };
     this.putKV('meta', params);

@@ -330,3 +330,26 @@ describe('chunked persistence', () => {
     assert.deepEqual((await req('POST', '/v1/filters/big/add', { keys: ['a'] })).json, { added: [true] });
   });
 });
+
+test('"canonicalize": true keys spellings of one URL once, the way canonicalURL does, and names a bad key', async () => {
+  const params = { capacity: 1000, errorRate: 0.01, shards: 2, canonicalize: true };
+  const created = await req('PUT', '/v1/filters/canon', params);
+  assert.equal(created.status, 201);
+  assert.equal(created.json.canonicalize, true);
+  await expectError(req('PUT', '/v1/filters/canon', { ...params, canonicalize: false }), 409, 'conflict');
+  const spellings = [
+    'https://例子.测试/新闻?id=1&utm_source=x',
+    'HTTPS://xn--fsqu00a.xn--0zwm56d:443/%E6%96%B0%E9%97%BB?id=1#top',
+    'https://user@例子.测试/a/../新闻?id=1&fbclid=2',
+  ];
+  assert.deepEqual((await req('POST', '/v1/filters/canon/add', { keys: spellings })).json, { added: [true, false, false] });
+  // The Go front and the npm module agree on the key.
+  const key = edgebloom.canonicalURL(spellings[0]);
+  const check = await req('POST', '/v1/filters/canon/check', { keys: [key, 'https://例子.测试/新闻?id=2'] });
+  assert.deepEqual(check.json, { present: [true, false] });
+  const bad = await expectError(req('POST', '/v1/filters/canon/add', { keys: ['https://a.example/', 'ftp://b.example/'] }), 400, 'invalid_url');
+  assert.equal(bad.json.error.index, 1);
+  assert.match(bad.json.error.message, /^key 1: urlkey: /);
+  assert.equal((await req('GET', '/v1/filters/canon')).json.total.count, 1);
+  assert.equal((await req('DELETE', '/v1/filters/canon')).status, 204);
+});
