@@ -66,12 +66,28 @@ build_wasm() {
 	fi
 }
 
+# urlkey/ is its own module (it needs golang.org/x/net), so "./..." from the
+# root does not reach it: vet, test on the host (race) and in js/wasm (the
+# Worker runs it there), and a short fuzz run.
+test_urlkey() {
+	log "go test (urlkey, its own module)"
+	(
+		cd urlkey
+		go vet ./...
+		GOOS=js GOARCH=wasm go vet ./...
+		go test -race -count=1 ./...
+		PATH="$(go env GOROOT)/lib/wasm:$PATH" GOOS=js GOARCH=wasm go test -count=1 .
+		go test -run '^$' -fuzz '^FuzzCanonical$' -fuzztime 10s .
+	)
+}
+
 test_go() {
 	lint_go
 	log "go test (host, race)"
 	go test -race -count=1 ./...
 	log "go test (cmd/edgebloom, its own module)"
 	(cd cmd/edgebloom && go vet ./... && go test -count=1 ./...)
+	test_urlkey
 	log "go test (GOARCH=386)"
 	GOARCH=386 go test -count=1 ./bloom/...
 	log "go test (GOOS=js GOARCH=wasm, in node)"
