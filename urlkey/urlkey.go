@@ -8,9 +8,12 @@
 // The rules follow the WHATWG URL Standard (what browsers, Node and
 // Cloudflare Workers parse), so that the npm module's canonicalURL, which
 // is built on the WHATWG URL parser, gives the very same key: the two are
-// checked against each other on the cases in testdata/cases.json. Where
-// the standard accepts input that no crawler should key on, both refuse it
-// alike (see Errors).
+// checked against each other on the cases in testdata/cases.json and on
+// generated URLs. Where the standard accepts input that no crawler should
+// key on, both refuse it alike (see Errors). One known difference: IDN
+// hosts that break the Bidi or ContextJ rules of UTS #46 (a right-to-left
+// label mixed with digits or Latin letters, a stray joiner) are refused
+// here, and some URL parsers accept them (Node 20's accepts "١.com").
 //
 // # Scheme
 //
@@ -47,11 +50,15 @@
 // length limits. With golang.org/x/net/idna that is
 //
 //	idna.New(idna.MapForLookup(), idna.Transitional(false), idna.BidiRule(),
-//		idna.StrictDomainName(false), idna.CheckHyphens(false), idna.VerifyDNSLength(false))
+//		idna.StrictDomainName(false), idna.CheckHyphens(false), idna.CheckJoiners(true),
+//		idna.VerifyDNSLength(false))
 //
 // (the package's Lookup profile is stricter: STD3 rules and hyphen checks
-// would refuse hosts browsers open, such as "a_b.example"). Mapping lower-cases
-// and folds compatibility forms (full-width letters, U+3002 "。" as a dot):
+// would refuse hosts browsers open, such as "a_b.example"). Two kinds of
+// A-label that x/net/idna and browsers read differently are refused: one
+// with non-ASCII characters, and one whose Punycode encodes no non-ASCII
+// character ("xn--ab-"). Mapping lower-cases and folds compatibility forms
+// (full-width letters, U+3002 "。" as a dot):
 //
 //	http://EXAMPLE.com/           → http://example.com/
 //	http://例子.测试/              → http://xn--fsqu00a.xn--0zwm56d/
