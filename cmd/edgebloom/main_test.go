@@ -181,6 +181,34 @@ func TestProgressLines(t *testing.T) {
 	}
 }
 
+// TestProgressBar runs build on a terminal, through script(1) from
+// util-linux, which gives the child a pseudo-terminal.
+func TestProgressBar(t *testing.T) {
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("no script(1) to make a terminal")
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "in.txt"), urls(0, 300_000))
+	cmd := exec.Command(script, "-qec", binary+" build -n 300k -o f.bloom --progress 1ms in.txt", "/dev/null")
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %v\n%s", cmd.Args, err, out)
+	}
+	bar := regexp.MustCompile(`\r\033\[K\[=* *\] +\d+%  [\d.]+[kM]? keys  [\d.]+[kM]? keys/s  ETA \S+`)
+	if !bar.Match(out) {
+		t.Errorf("no progress bar in:\n%q", out)
+	}
+	if strings.Contains(string(out), "edgebloom: build: ") {
+		t.Errorf("plain progress lines on a terminal:\n%q", out)
+	}
+	// The bar is cleared before the summary.
+	if !regexp.MustCompile(`\r\033\[Kkeys +300000\r?\n`).Match(out) {
+		t.Errorf("summary does not replace the bar:\n%q", out)
+	}
+}
+
 func TestAdd(t *testing.T) {
 	dir := t.TempDir()
 	expect(t, dir, urls(0, 10), 0, "build", "-n", "1000", "-o", "f.bloom")
