@@ -90,6 +90,16 @@ export function checkVectors(edgebloom, vectors) {
       f.free();
     }
   }
+  // canonicalURL on the runtime's own URL parser, against Go's urlkey table.
+  for (const c of vectors.urlCases ?? []) {
+    let got;
+    try {
+      got = edgebloom.canonicalURL(c.in, c.opts);
+    } catch (err) {
+      got = err instanceof TypeError && err.message.startsWith('urlkey: ') ? 'error' : String(err);
+    }
+    expect(`canonicalURL(${JSON.stringify(c.in)})`, got, c.error ? 'error' : c.out);
+  }
   return { checked, failures };
 }
 

@@ -291,9 +291,11 @@ export async function launchChromium({ extensionDir } = {}) {
 
 // ---- golden vectors -----------------------------------------------------------
 
-/** bloom/testdata/vectors.json, written by Go. */
+/** bloom/testdata/vectors.json, written by Go, and urlkey's table as urlCases. */
 export async function loadVectors() {
-  return JSON.parse(await readFile(vectorsPath, 'utf8'));
+  const vectors = JSON.parse(await readFile(vectorsPath, 'utf8'));
+  vectors.urlCases = JSON.parse(await readFile(path.join(repoRoot, 'urlkey/testdata/cases.json'), 'utf8'));
+  return vectors;
 }
 
 /** Asserts a checkVectors result: no failures, and it checked something. */

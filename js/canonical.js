@@ -59,6 +59,47 @@ function normalizeEscapes(s, query) {
   return out;
 }
 
+// Punycode (RFC 3492) decoding of an A-label's payload; throws on input
+// that is not Punycode.
+function punycodeDecode(input) {
+  const base = 36;
+  const out = [];
+  const delim = input.lastIndexOf('-');
+  for (let i = 0; i < Math.max(delim, 0); i++) {
+    if (input.charCodeAt(i) >= 0x80) fail('invalid punycode');
+    out.push(input.charCodeAt(i));
+  }
+  let n = 128;
+  let bias = 72;
+  let i = 0;
+  for (let pos = delim > 0 ? delim + 1 : 0; pos < input.length; ) {
+    const oldi = i;
+    for (let w = 1, k = base; ; k += base) {
+      if (pos >= input.length) fail('invalid punycode');
+      const c = input.charCodeAt(pos++);
+      const digit = c >= 0x30 && c <= 0x39 ? c - 22 : c >= 0x61 && c <= 0x7a ? c - 0x61 : c >= 0x41 && c <= 0x5a ? c - 0x41 : base;
+      if (digit >= base || digit > Math.floor((0x7fffffff - i) / w)) fail('invalid punycode');
+      i += digit * w;
+      const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
+      if (digit < t) break;
+      if (w > Math.floor(0x7fffffff / (base - t))) fail('invalid punycode');
+      w *= base - t;
+    }
+    const len = out.length + 1;
+    let delta = oldi === 0 ? Math.floor((i - oldi) / 700) : (i - oldi) >> 1;
+    delta += Math.floor(delta / len);
+    let k = 0;
+    for (; delta > 455; k += base) delta = Math.floor(delta / 35);
+    bias = k + Math.floor((36 * delta) / (delta + 38));
+    if (Math.floor(i / len) > 0x10ffff - n) fail('invalid punycode');
+    n += Math.floor(i / len);
+    i %= len;
+    if (n > 0x10ffff || (n >= 0xd800 && n <= 0xdfff)) fail('invalid punycode');
+    out.splice(i++, 0, n);
+  }
+  return String.fromCodePoint(...out);
+}
+
 function canonicalPath(p) {
   if (p === '' || p === '/') return '/';
   const segs = p.slice(1).split('/');
@@ -146,6 +187,19 @@ export function canonicalURL(url, opts) {
     // asciiALabel): the URL parser keeps it, x/net/idna would decode it.
     const l = labels.find((l) => l.startsWith('xn--') && (l.length === 4 || l.endsWith('-')));
     if (l !== undefined) fail(`label ${JSON.stringify(l)} encodes no non-ASCII character`);
+    // Some parsers (Chromium's) keep A-labels without checking them. Like
+    // UTS #46 and Go, decode them and require that the Unicode form maps
+    // back to the same host.
+    if (labels.some((l) => l.startsWith('xn--'))) {
+      const unicode = labels.map((l) => (l.startsWith('xn--') ? punycodeDecode(l.slice(4)) : l)).join('.');
+      let again;
+      try {
+        again = new URL(`http://${unicode}/`).hostname;
+      } catch {
+        again = null;
+      }
+      if (again !== (host.endsWith('.') ? host.slice(0, -1) : host)) fail(`host ${JSON.stringify(host)} has an invalid A-label`);
+    }
   }
   // The URL parser already dropped the default port.
   if (u.port !== '' && u.port !== DEFAULT_PORTS[scheme]) host += ':' + u.port;
