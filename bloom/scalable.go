@@ -260,7 +260,8 @@ func (s *ScalableFilter) UnmarshalBinary(data []byte) error {
 // DecodeScalable reads one scalable filter of at most maxBits bits in all
 // from r, with the guarantees of Decode.
 func DecodeScalable(r io.Reader, maxBits uint64) (*ScalableFilter, error) {
-	h, layers, err := readParts(r, kindScalable, maxBits, func(_ *header, l *Filter) bool { return l.capacity != 0 })
+	var h header
+	layers, err := readParts(r, kindScalable, maxBits, &h, func(l *Filter) bool { return l.capacity != 0 })
 	if err != nil {
 		return nil, err
 	}

@@ -39,7 +39,7 @@ func NewWindow(capacityPerGeneration uint64, fpRate float64, generations int) (*
 	switch {
 	case err != nil:
 		return nil, err
-	case generations < 1 || generations > math.MaxUint32:
+	case generations < 1 || uint64(generations) > math.MaxUint32:
 		return nil, argError("generations", "must be at least 1")
 	case uint64(generations) > MaxBits/m:
 		return nil, argError("generations", "too many: all generations together exceed MaxBits")
@@ -269,7 +269,8 @@ func (w *WindowFilter) UnmarshalBinary(data []byte) error {
 // DecodeWindow reads one window of at most maxBits bits in all from r, with
 // the guarantees of Decode.
 func DecodeWindow(r io.Reader, maxBits uint64) (*WindowFilter, error) {
-	h, gens, err := readParts(r, kindWindow, maxBits, func(h *header, g *Filter) bool {
+	var h header
+	gens, err := readParts(r, kindWindow, maxBits, &h, func(g *Filter) bool {
 		return g.m == h.m/uint64(h.parts) && g.k == h.k && g.capacity == h.capacity && g.fpRate == h.fpRate
 	})
 	if err != nil {

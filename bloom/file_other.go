@@ -1,0 +1,16 @@
+//go:build !js && !wasip1 && !windows && !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package bloom
+
+import "os"
+
+// openWriter opens path for reading and writing, with flag added. These
+// systems get no lock.
+func openWriter(path string, flag int) (*os.File, error) {
+	return os.OpenFile(path, os.O_RDWR|flag, 0o666)
+}
+
+// mapFile does not map here: the payload is read into memory.
+func mapFile(*os.File, int, bool) ([]byte, error) { return nil, nil }
+
+func unmapFile([]byte) error { return nil }
