@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -114,8 +116,10 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	}
 }
 
-// newOutput makes the filter that build fills, in memory; finish(true)
-// writes it to path or stdout, finish(false) abandons it.
+// newOutput makes the filter that build fills: a file-backed filter at
+// path, or one in memory that finish writes to path or stdout. finish(true)
+// makes the output durable and releases it; finish(false) abandons it and
+// removes a partly written file.
 func newOutput(e *env, n uint64, p float64, window int, path string) (f filter, k uint32, finish func(ok bool) error, err error) {
 	emit := func(w io.WriterTo) func(bool) error {
 		return func(ok bool) error {
@@ -136,12 +140,25 @@ func newOutput(e *env, n uint64, p float64, window int, path string) (f filter, 
 			return nil, 0, nil, libError(err)
 		}
 		return w, w.NumHashes(), emit(w), nil
+	case path == "":
+		c, err := bloom.New(n, p)
+		if err != nil {
+			return nil, 0, nil, libError(err)
+		}
+		return c, c.NumHashes(), emit(c), nil
 	}
-	c, err := bloom.New(n, p)
+	ff, err := bloom.Create(path, n, p)
 	if err != nil {
-		return nil, 0, nil, libError(err)
+		return nil, 0, nil, fileError(path, err)
 	}
-	return c, c.NumHashes(), emit(c), nil
+	return ff, ff.NumHashes(), func(ok bool) error {
+		if !ok {
+			ff.Close()
+			os.Remove(path) // a partial filter would pass for a whole one
+			return nil
+		}
+		return libError(cmp.Or(ff.Err(), ff.Close()))
+	}, nil
 }
 
 // A summary is a list of aligned "name  value" lines.

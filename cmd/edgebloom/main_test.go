@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -436,4 +437,44 @@ func TestWindowRotate(t *testing.T) {
 	if want := "edgebloom: merge: w.bloom: cannot merge window filters, only classic ones\n"; r.stderr != want {
 		t.Errorf("merge with a window: stderr %q; want %q", r.stderr, want)
 	}
+}
+
+func TestWriterLock(t *testing.T) {
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 10), 0, "build", "-n", "1000", "-o", "f.bloom")
+
+	// A first add holds the file open for writing while it reads stdin.
+	first := exec.Command(binary, "add", "f.bloom")
+	first.Dir = dir
+	stdin, err := first.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var firstErr bytes.Buffer
+	first.Stderr = &firstErr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// It opens the file before it reads stdin, so once it has read more
+	// than a pipe holds (64 KiB on Linux) it has the lock.
+	if _, err := io.WriteString(stdin, urls(1000, 5000)); err != nil {
+		t.Fatal(err)
+	}
+	r := edgebloom(t, dir, "", "add", "f.bloom", "https://example.com/second")
+	want := "edgebloom: add: f.bloom: the file is open for writing elsewhere\n"
+	if r.status != 2 || r.stderr != want {
+		t.Errorf("second writer: status %d, stderr %q; want 2, %q", r.status, r.stderr, want)
+	}
+	r = edgebloom(t, dir, "", "build", "-n", "1000", "-o", "f.bloom")
+	if r.status != 2 || r.stderr != "edgebloom: build: f.bloom: the file is open for writing elsewhere\n" {
+		t.Errorf("build over a locked file: status %d, stderr %q", r.status, r.stderr)
+	}
+	// Readers need no lock.
+	expect(t, dir, "", 0, "check", "-q", "f.bloom", "https://example.com/page/1?x=1")
+
+	stdin.Close()
+	if err := first.Wait(); err != nil {
+		t.Fatalf("first add: %v\n%s", err, firstErr.String())
+	}
+	expect(t, dir, "", 0, "check", "-q", "f.bloom", "https://example.com/page/1005?x=4")
 }

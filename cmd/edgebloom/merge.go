@@ -35,10 +35,11 @@ func mergeFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 			if err != nil {
 				return 2, err
 			}
-			f, ok := ff.f.(*bloom.Filter)
-			if !ok {
+			if ff.file == nil {
 				return 2, fmt.Errorf("%s: cannot merge %s filters, only classic ones", path, ff.info.Kind)
 			}
+			f := ff.file.Clone() // in memory: the inputs stay as they are
+			ff.close()
 			if dst == nil {
 				dst, first = f, ff
 				continue

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -23,11 +24,15 @@ type filter interface {
 	OverCapacity() bool
 }
 
-// A filterFile is a filter read from a file into memory.
+// A filterFile is a filter opened from a file. Classic filters are used in
+// place through bloom.FileFilter: the file is memory-mapped, and a writer
+// holds a lock on it. Other kinds are read into memory and written back
+// whole.
 type filterFile struct {
 	path string
 	info bloom.Info
 	f    filter
+	file *bloom.FileFilter // for classic filters, else nil
 }
 
 // access says what a command does with a filter file.
@@ -60,12 +65,23 @@ func inspect(path string) (bloom.Info, error) {
 	return info, nil
 }
 
-// load reads the filter file at path, of any kind. The caller must call
+// load opens the filter file at path, of any kind. The caller must call
 // close, or save then close when it made changes.
 func load(path string, mode access) (*filterFile, error) {
 	info, err := inspect(path)
 	if err != nil {
 		return nil, err
+	}
+	if info.Kind == "classic" {
+		open := bloom.OpenReadOnly
+		if mode == readWrite {
+			open = bloom.Open
+		}
+		f, err := open(path)
+		if err != nil {
+			return nil, fileError(path, err)
+		}
+		return &filterFile{path: path, info: info, f: f, file: f}, nil
 	}
 	fd, err := os.Open(path)
 	if err != nil {
@@ -75,8 +91,6 @@ func load(path string, mode access) (*filterFile, error) {
 	r := bufio.NewReaderSize(fd, 1<<20)
 	var f filter
 	switch info.Kind {
-	case "classic":
-		f, err = bloom.Decode(r, maxBits)
 	case "counting":
 		f, err = bloom.DecodeCounting(r, maxBits)
 	case "scalable":
@@ -102,6 +116,8 @@ func fileError(path string, err error) error {
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		err = errors.New("truncated")
+	case errors.Is(err, bloom.ErrLocked):
+		err = bloom.ErrLocked // its detail is the path again
 	}
 	var pe *os.PathError
 	if errors.As(err, &pe) {
@@ -110,11 +126,22 @@ func fileError(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, libError(err))
 }
 
-// save writes the filter back to its file.
-func (ff *filterFile) save() error { return writeFileAtomic(ff.path, ff.f.(io.WriterTo)) }
+// save makes the changes to the filter durable: Sync for a file-backed
+// filter, else the whole filter written anew.
+func (ff *filterFile) save() error {
+	if ff.file != nil {
+		return libError(cmp.Or(ff.file.Err(), ff.file.Sync()))
+	}
+	return writeFileAtomic(ff.path, ff.f.(io.WriterTo))
+}
 
-// close releases the file; it is the end of a read.
-func (ff *filterFile) close() error { return nil }
+// close releases the file and its lock; it is the end of a read.
+func (ff *filterFile) close() error {
+	if ff.file != nil {
+		return libError(ff.file.Close())
+	}
+	return nil
+}
 
 // writeFileAtomic writes f's encoding to a temporary file beside path and
 // renames it into place, so that a crash leaves either the old file or the
