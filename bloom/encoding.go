@@ -450,18 +450,6 @@ func Decode(r io.Reader, maxBits uint64) (*Filter, error) {
 	return f, nil
 }
 
-// writeParts writes a record whose payload is the classic records of parts,
-// one after the other: the scalable and window kinds.
-func writeParts(w io.Writer, h header, parts []*Filter) (int64, error) {
-	return writeRecord(w, h, func(rw *recordWriter) {
-		for _, p := range parts {
-			if _, err := p.WriteTo(rw); err != nil {
-				return
-			}
-		}
-	})
-}
-
 // readParts reads a record of kind want whose payload is h.parts classic
 // records, each of h's seed and accepted by fits, that add up to h's m and
 // count. It fills in h as soon as the header is read. (Returning the header

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"sync"
 )
 
 // Growth parameters of a ScalableFilter, as in Almeida et al., "Scalable
@@ -35,9 +34,7 @@ const (
 // and a lock for Add. The zero value is not usable; make one with
 // NewScalable.
 type ScalableFilter struct {
-	mu       sync.RWMutex
-	layers   []*Filter
-	seed     uint64
+	layers
 	capacity uint64 // of the first layer
 	fpRate   float64
 }
@@ -70,14 +67,14 @@ func (s *ScalableFilter) layerParams(i int) (uint64, float64) {
 // grow adds a layer. It reports false when the next layer would exceed
 // MaxBits or MaxHashes; the filter then keeps filling its last layer.
 func (s *ScalableFilter) grow() bool {
-	n, p := s.layerParams(len(s.layers))
+	n, p := s.layerParams(len(s.fs))
 	m, k, err := Optimal(n, p)
 	if n == 0 || err != nil {
 		return false
 	}
 	f := newFilter(m, k, s.seed)
 	f.capacity, f.fpRate = n, p
-	s.layers = append(s.layers, f)
+	s.fs = append(s.fs, f)
 	return true
 }
 
@@ -93,99 +90,23 @@ func (s *ScalableFilter) add(h uint64) bool {
 	if s.hasLocked(h) {
 		return false
 	}
-	last := s.layers[len(s.layers)-1]
+	last := s.fs[len(s.fs)-1]
 	if last.Count() >= last.capacity && s.grow() {
-		last = s.layers[len(s.layers)-1]
+		last = s.fs[len(s.fs)-1]
 	}
 	return last.add(h)
 }
 
-// Has reports whether key is probably in the filter.
-func (s *ScalableFilter) Has(key []byte) bool { return s.has(sum(key, s.seed)) }
-
-// HasString is Has for a string, hashed as its UTF-8 bytes.
-func (s *ScalableFilter) HasString(key string) bool { return s.has(sumString(key, s.seed)) }
-
-func (s *ScalableFilter) has(h uint64) bool {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.hasLocked(h)
-}
-
-func (s *ScalableFilter) hasLocked(h uint64) bool {
-	// Newest first: the largest layer holds most keys.
-	for i := len(s.layers) - 1; i >= 0; i-- {
-		if s.layers[i].has(h) {
-			return true
-		}
-	}
-	return false
-}
-
 // Layers returns the number of layers.
-func (s *ScalableFilter) Layers() int {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return len(s.layers)
-}
+func (s *ScalableFilter) Layers() int { return s.len() }
 
 // Layer returns a copy of layer i, oldest first, for inspection.
-func (s *ScalableFilter) Layer(i int) *Filter {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.layers[i].clone()
-}
-
-// sumLayers adds up one statistic over the layers.
-func (s *ScalableFilter) sumLayers(stat func(*Filter) float64) float64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	var t float64
-	for _, l := range s.layers {
-		t += stat(l)
-	}
-	return t
-}
-
-// NumBits returns the total number of bits of all layers.
-func (s *ScalableFilter) NumBits() uint64 {
-	return uint64(s.sumLayers(func(l *Filter) float64 { return float64(l.m) }))
-}
-
-// Count returns the number of Add calls that returned true.
-func (s *ScalableFilter) Count() uint64 {
-	return uint64(s.sumLayers(func(l *Filter) float64 { return float64(l.Count()) }))
-}
-
-// SetBits returns the number of bits set in all layers.
-func (s *ScalableFilter) SetBits() uint64 {
-	return uint64(s.sumLayers(func(l *Filter) float64 { return float64(l.SetBits()) }))
-}
-
-// FillRatio returns the fraction of all bits that are set.
-func (s *ScalableFilter) FillRatio() float64 { return float64(s.SetBits()) / float64(s.NumBits()) }
-
-// EstimatedCount estimates the number of distinct keys, layer by layer.
-func (s *ScalableFilter) EstimatedCount() float64 {
-	return s.sumLayers((*Filter).EstimatedCount)
-}
-
-// EstimatedFPR returns the false-positive rate at the current fill: the
-// probability that some layer reports a key it never saw.
-func (s *ScalableFilter) EstimatedFPR() float64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	miss := 1.0
-	for _, l := range s.layers {
-		miss *= 1 - l.EstimatedFPR()
-	}
-	return 1 - miss
-}
+func (s *ScalableFilter) Layer(i int) *Filter { return s.clone(i) }
 
 // Capacity returns the number of keys the current layers hold at the target
 // rate; it grows as layers are added.
 func (s *ScalableFilter) Capacity() uint64 {
-	return uint64(s.sumLayers(func(l *Filter) float64 { return float64(l.capacity) }))
+	return uint64(s.sum(func(l *Filter) float64 { return float64(l.capacity) }))
 }
 
 // InitialCapacity returns the capacity of the first layer.
@@ -199,41 +120,25 @@ func (s *ScalableFilter) TargetFPR() float64 { return s.fpRate }
 func (s *ScalableFilter) OverCapacity() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return s.layers[len(s.layers)-1].OverCapacity()
+	return s.fs[len(s.fs)-1].OverCapacity()
 }
 
 // Clear removes every key and drops all layers but the first.
 func (s *ScalableFilter) Clear() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.layers = s.layers[:1]
-	s.layers[0].Clear()
+	s.fs = s.fs[:1]
+	s.fs[0].Clear()
 }
 
-func (s *ScalableFilter) header() header {
-	h := header{kind: kindScalable, seed: s.seed, parts: uint32(len(s.layers)), capacity: s.capacity, fpRate: s.fpRate}
-	for _, l := range s.layers {
-		h.m += l.m
-		h.count += l.Count()
-		h.payload += l.EncodedSize()
-	}
-	return h
-}
+func (s *ScalableFilter) header() header { return s.layers.header(kindScalable, s.capacity, s.fpRate) }
 
 // EncodedSize returns the length of the encoding MarshalBinary produces.
-func (s *ScalableFilter) EncodedSize() uint64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return recordSize(s.header().payload)
-}
+func (s *ScalableFilter) EncodedSize() uint64 { return s.encodedSize(s.header) }
 
 // WriteTo writes the filter's encoding to w: a header followed by each
 // layer's classic encoding.
-func (s *ScalableFilter) WriteTo(w io.Writer) (int64, error) {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return writeParts(w, s.header(), s.layers)
-}
+func (s *ScalableFilter) WriteTo(w io.Writer) (int64, error) { return s.writeTo(w, s.header) }
 
 // MarshalBinary returns the filter's encoding.
 func (s *ScalableFilter) MarshalBinary() ([]byte, error) {
@@ -253,7 +158,7 @@ func (s *ScalableFilter) UnmarshalBinary(data []byte) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.layers, s.seed, s.capacity, s.fpRate = g.layers, g.seed, g.capacity, g.fpRate
+	s.fs, s.seed, s.capacity, s.fpRate = g.fs, g.seed, g.capacity, g.fpRate
 	return nil
 }
 
@@ -261,9 +166,9 @@ func (s *ScalableFilter) UnmarshalBinary(data []byte) error {
 // from r, with the guarantees of Decode.
 func DecodeScalable(r io.Reader, maxBits uint64) (*ScalableFilter, error) {
 	var h header
-	layers, err := readParts(r, kindScalable, maxBits, &h, func(l *Filter) bool { return l.capacity != 0 })
+	fs, err := readParts(r, kindScalable, maxBits, &h, func(l *Filter) bool { return l.capacity != 0 })
 	if err != nil {
 		return nil, err
 	}
-	return &ScalableFilter{layers: layers, seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}, nil
+	return &ScalableFilter{layers: layers{fs: fs, seed: h.seed}, capacity: h.capacity, fpRate: h.fpRate}, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math"
-	"sync"
 )
 
 // A WindowFilter remembers the keys of the last few periods: "seen in the
@@ -23,10 +22,9 @@ import (
 // Rotate, Clear, encoding and decoding into it take a lock. The zero value
 // is not usable; make one with NewWindow.
 type WindowFilter struct {
-	mu       sync.RWMutex
-	gens     []*Filter // oldest first
-	capacity uint64    // of each generation
-	fpRate   float64   // of each generation
+	layers           // the generations
+	capacity uint64  // of each generation
+	fpRate   float64 // of each generation
 }
 
 // NewWindow returns an empty window of generations generations, each a
@@ -46,15 +44,11 @@ func NewWindow(capacityPerGeneration uint64, fpRate float64, generations int) (*
 	}
 	w := &WindowFilter{capacity: capacityPerGeneration, fpRate: fpRate}
 	for range generations {
-		w.gens = append(w.gens, w.newGeneration(m, k, 0))
+		g := newFilter(m, k, 0)
+		g.capacity, g.fpRate = capacityPerGeneration, fpRate
+		w.fs = append(w.fs, g)
 	}
 	return w, nil
-}
-
-func (w *WindowFilter) newGeneration(m uint64, k uint32, seed uint64) *Filter {
-	f := newFilter(m, k, seed)
-	f.capacity, f.fpRate = w.capacity, w.fpRate
-	return f
 }
 
 // Add adds key to the newest generation and reports whether it was new to
@@ -62,132 +56,52 @@ func (w *WindowFilter) newGeneration(m uint64, k uint32, seed uint64) *Filter {
 // generation is added again all the same, so it stays in the window for
 // another full window; to count a crawl only once a window, test with Has
 // and Add only what you crawl.
-func (w *WindowFilter) Add(key []byte) bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.add(sum(key, w.gens[0].seed))
-}
+func (w *WindowFilter) Add(key []byte) bool { return w.add(sum(key, w.seed)) }
 
 // AddString is Add for a string, hashed as its UTF-8 bytes.
-func (w *WindowFilter) AddString(key string) bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.add(sumString(key, w.gens[0].seed))
-}
+func (w *WindowFilter) AddString(key string) bool { return w.add(sumString(key, w.seed)) }
 
-// add runs under the read lock: generations do not change meanwhile, and
-// their bits are set atomically.
+// add holds the read lock only: generations do not change meanwhile, and
+// their bits are set atomically, so Adds run in parallel.
 func (w *WindowFilter) add(h uint64) bool {
-	n := len(w.gens) - 1
+	// No defer, here and below: each costs the npm module's wasm about
+	// 300 bytes, and none of these calls can panic.
+	w.mu.RLock()
+	n := len(w.fs) - 1
 	old := false
-	for _, g := range w.gens[:n] {
-		if g.has(h) {
-			old = true
-			break
-		}
+	for _, g := range w.fs[:n] {
+		old = old || g.has(h)
 	}
-	return w.gens[n].add(h) && !old
-}
-
-// Has reports whether key is probably in some generation.
-func (w *WindowFilter) Has(key []byte) bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.has(sum(key, w.gens[0].seed))
-}
-
-// HasString is Has for a string, hashed as its UTF-8 bytes.
-func (w *WindowFilter) HasString(key string) bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.has(sumString(key, w.gens[0].seed))
-}
-
-func (w *WindowFilter) has(h uint64) bool {
-	// Newest first: recent keys are the likeliest to come again.
-	for i := len(w.gens) - 1; i >= 0; i-- {
-		if w.gens[i].has(h) {
-			return true
-		}
-	}
-	return false
+	added := w.fs[n].add(h) && !old
+	w.mu.RUnlock()
+	return added
 }
 
 // Rotate drops the oldest generation and starts an empty newest one. The
 // oldest generation's memory is reused, so Rotate allocates nothing.
 func (w *WindowFilter) Rotate() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	g := w.gens[0]
-	copy(w.gens, w.gens[1:])
+	g := w.fs[0]
+	copy(w.fs, w.fs[1:])
 	g.Clear()
-	w.gens[len(w.gens)-1] = g
+	w.fs[len(w.fs)-1] = g
+	w.mu.Unlock()
 }
 
 // Generations returns the number of generations.
-func (w *WindowFilter) Generations() int {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return len(w.gens)
-}
+func (w *WindowFilter) Generations() int { return w.len() }
 
 // Generation returns a copy of generation i, oldest first (the newest is
 // Generations()-1), for inspection.
-func (w *WindowFilter) Generation(i int) *Filter {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return w.gens[i].clone()
-}
-
-// sumGens adds up one statistic over the generations.
-func (w *WindowFilter) sumGens(stat func(*Filter) float64) float64 {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	var t float64
-	for _, g := range w.gens {
-		t += stat(g)
-	}
-	return t
-}
-
-// NumBits returns the total number of bits of all generations.
-func (w *WindowFilter) NumBits() uint64 {
-	return uint64(w.sumGens(func(g *Filter) float64 { return float64(g.m) }))
-}
+func (w *WindowFilter) Generation(i int) *Filter { return w.clone(i) }
 
 // NumHashes returns k, the number of hash functions of every generation.
 func (w *WindowFilter) NumHashes() uint32 {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	if len(w.gens) == 0 {
+	// Generations never change size: only UnmarshalBinary replaces them.
+	if len(w.fs) == 0 {
 		return 0
 	}
-	return w.gens[0].k
-}
-
-// Count returns the sum of the generations' counts: each counts the Add
-// calls that set a bit in it. A key added again after a rotation counts
-// once in each generation that holds it.
-func (w *WindowFilter) Count() uint64 {
-	return uint64(w.sumGens(func(g *Filter) float64 { return float64(g.Count()) }))
-}
-
-// SetBits returns the number of bits set in all generations.
-func (w *WindowFilter) SetBits() uint64 {
-	return uint64(w.sumGens(func(g *Filter) float64 { return float64(g.SetBits()) }))
-}
-
-// FillRatio returns the fraction of all bits that are set.
-func (w *WindowFilter) FillRatio() float64 { return float64(w.SetBits()) / float64(w.NumBits()) }
-
-// EstimatedCount estimates the number of keys, generation by generation and
-// summed, so a key in two generations counts twice.
-func (w *WindowFilter) EstimatedCount() float64 { return w.sumGens((*Filter).EstimatedCount) }
-
-// EstimatedFPR returns the false-positive rate at the current fill: the
-// probability that some generation reports a key it never saw.
-func (w *WindowFilter) EstimatedFPR() float64 {
-	return 1 - math.Exp(w.sumGens(func(g *Filter) float64 { return math.Log1p(-g.EstimatedFPR()) }))
+	return w.fs[0].k
 }
 
 // Capacity returns the capacity of each generation.
@@ -200,51 +114,33 @@ func (w *WindowFilter) TargetFPR() float64 { return w.fpRate }
 // OverCapacity reports whether some generation holds more than its
 // capacity.
 func (w *WindowFilter) OverCapacity() bool {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	for _, g := range w.gens {
-		if g.OverCapacity() {
-			return true
-		}
-	}
-	return false
+	return w.sum(func(g *Filter) float64 { return float64(g.count.Load() / (g.capacity + 1)) }) > 0
 }
 
 // Clear removes every key from every generation.
 func (w *WindowFilter) Clear() {
 	w.mu.Lock()
-	defer w.mu.Unlock()
-	for _, g := range w.gens {
+	for _, g := range w.fs {
 		g.Clear()
 	}
+	w.mu.Unlock()
 }
 
 func (w *WindowFilter) header() header {
-	g := w.gens[0]
-	h := header{kind: kindWindow, seed: g.seed, k: g.k, parts: uint32(len(w.gens)), capacity: w.capacity, fpRate: w.fpRate}
-	for _, g := range w.gens {
-		h.m += g.m
-		h.count += g.Count()
-		h.payload += g.EncodedSize()
+	h := w.layers.header(kindWindow, w.capacity, w.fpRate)
+	if len(w.fs) > 0 {
+		h.k = w.fs[0].k
 	}
 	return h
 }
 
 // EncodedSize returns the length of the encoding MarshalBinary produces.
-func (w *WindowFilter) EncodedSize() uint64 {
-	w.mu.RLock()
-	defer w.mu.RUnlock()
-	return recordSize(w.header().payload)
-}
+func (w *WindowFilter) EncodedSize() uint64 { return w.encodedSize(w.header) }
 
-// WriteTo writes the window's encoding to w: a header followed by each
+// WriteTo writes the window's encoding to wr: a header followed by each
 // generation's classic encoding, oldest first. It holds the lock, so Adds
 // wait and the encoding is one moment's state.
-func (w *WindowFilter) WriteTo(wr io.Writer) (int64, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return writeParts(wr, w.header(), w.gens)
-}
+func (w *WindowFilter) WriteTo(wr io.Writer) (int64, error) { return w.writeTo(wr, w.header) }
 
 // MarshalBinary returns the window's encoding.
 func (w *WindowFilter) MarshalBinary() ([]byte, error) { return marshal(w.EncodedSize(), w.WriteTo) }
@@ -262,7 +158,7 @@ func (w *WindowFilter) UnmarshalBinary(data []byte) error {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.gens, w.capacity, w.fpRate = g.gens, g.capacity, g.fpRate
+	w.fs, w.seed, w.capacity, w.fpRate = g.fs, g.seed, g.capacity, g.fpRate
 	return nil
 }
 
@@ -276,5 +172,5 @@ func DecodeWindow(r io.Reader, maxBits uint64) (*WindowFilter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &WindowFilter{gens: gens, capacity: h.capacity, fpRate: h.fpRate}, nil
+	return &WindowFilter{layers: layers{fs: gens, seed: h.seed}, capacity: h.capacity, fpRate: h.fpRate}, nil
 }

@@ -43,6 +43,7 @@ const (
 	kindClassic  = 1
 	kindCounting = 2
 	kindScalable = 3
+	kindWindow   = 4
 )
 
 // maxBits bounds every filter made or loaded here: 2^32 bits is a 512 MiB
@@ -170,7 +171,7 @@ const (
 	opScratch       = 0  // make scratch at least a bytes; returns its address
 	opErrorPtr      = 1  // address of the last error message
 	opErrorLen      = 2  // length of the last error message
-	opNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y when b is 1; returns a handle
+	opNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y when b is 1; generations c (window); returns a handle
 	opFree          = 4  // free filter h
 	opAdd           = 5  // add key scratch[a:a+b] to h; returns 1 when new, else 0
 	opHas           = 6  // test key scratch[a:a+b]
@@ -189,6 +190,7 @@ const (
 	opInspect       = 19 // check the header at scratch[0:64] for an input of a bytes and bound x; returns the kind
 	opDecode        = 20 // decode scratch[0:a] bounded by x; returns a handle
 	opLive          = 21 // number of live filters
+	opRotate        = 22 // rotate window h
 )
 
 // Stats written by opStats, in this order.
@@ -228,7 +230,7 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 	case opErrorLen:
 		return int32(len(errMsg))
 	case opNew:
-		return newFilter(a, b == 1, x, y)
+		return newFilter(a, b == 1, c, x, y)
 	case opOutputPtr:
 		return int32(ptr(output))
 	case opOutputRelease:
@@ -286,6 +288,12 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 		return 0
 	case opEncode:
 		return encode(f)
+	case opRotate:
+		if w, ok := f.(*bloom.WindowFilter); ok {
+			w.Rotate()
+			return 0
+		}
+		return fail(errUnsupported, "edgebloom: rotate needs a window filter")
 	}
 	return fail(errArg, "edgebloom: unknown operation")
 }
@@ -299,7 +307,7 @@ func span(off, n int32) ([]byte, bool) {
 	return scratch[lo:hi], true
 }
 
-func newFilter(kind int32, explicit bool, a, b float64) int32 {
+func newFilter(kind int32, explicit bool, gens int32, a, b float64) int32 {
 	var f filter
 	var err error
 	// Sizes are checked against maxBits before anything is allocated.
@@ -317,6 +325,9 @@ func newFilter(kind int32, explicit bool, a, b float64) int32 {
 	if kind == kindCounting {
 		size *= 4
 	}
+	if kind == kindWindow {
+		size *= float64(gens)
+	}
 	if size > maxBits {
 		return fail(errArg, "edgebloom: the filter would need more than 2^32 bits (512 MiB), the limit in WebAssembly")
 	}
@@ -324,6 +335,8 @@ func newFilter(kind int32, explicit bool, a, b float64) int32 {
 	switch {
 	case kind == kindScalable:
 		f, err = bloom.NewScalable(uint64(a), b)
+	case kind == kindWindow:
+		f, err = bloom.NewWindow(uint64(a), b, int(gens))
 	case kind == kindClassic && explicit:
 		f, err = bloom.NewWithSize(uint64(a), hashes)
 	case kind == kindClassic:
@@ -411,6 +424,8 @@ func stats(f filter, out uint32) int32 {
 		s[statKind], s[statHashes] = kindCounting, float64(f.NumHashes())
 	case *bloom.ScalableFilter:
 		s[statKind], s[statHashes], s[statLayers] = kindScalable, 0, float64(f.Layers())
+	case *bloom.WindowFilter:
+		s[statKind], s[statHashes], s[statLayers] = kindWindow, float64(f.NumHashes()), float64(f.Generations())
 	}
 	return numStats
 }
@@ -514,6 +529,8 @@ func decode(n uint32, bound float64) int32 {
 		f, err = bloom.DecodeCounting(r, limit)
 	case kindScalable:
 		f, err = bloom.DecodeScalable(r, limit)
+	case kindWindow:
+		f, err = bloom.DecodeWindow(r, limit)
 	default:
 		f, err = bloom.Decode(r, limit)
 	}
