@@ -4,6 +4,7 @@ export {
   BloomFilter,
   CountingBloomFilter,
   ScalableBloomFilter,
+  WindowBloomFilter,
   optimal,
   estimateFPR,
   MAX_BITS,
