@@ -31,11 +31,18 @@ const OP_OUTPUT_RELEASE = 18;
 const OP_INSPECT = 19;
 const OP_DECODE = 20;
 const OP_LIVE = 21;
+const OP_ROTATE = 22;
 
 const KIND_CLASSIC = 1;
 const KIND_COUNTING = 2;
 const KIND_SCALABLE = 3;
-const KIND_NAMES = { [KIND_CLASSIC]: 'classic', [KIND_COUNTING]: 'counting', [KIND_SCALABLE]: 'scalable' };
+const KIND_WINDOW = 4;
+const KIND_NAMES = {
+  [KIND_CLASSIC]: 'classic',
+  [KIND_COUNTING]: 'counting',
+  [KIND_SCALABLE]: 'scalable',
+  [KIND_WINDOW]: 'window',
+};
 
 // Status codes of the eb export and the Error codes they become.
 const ERROR_CODES = {
@@ -385,10 +392,10 @@ class Filter {
   #handle = 0;
   #gen = 0;
 
-  constructor(token, kind, explicit, a, b, handle) {
+  constructor(token, kind, explicit, a, b, handle, generations = 0) {
     if (token !== CONSTRUCT) throw new TypeError('edgebloom: illegal constructor');
     const e = live();
-    this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, 0, 0, 0, a, b);
+    this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, generations, 0, 0, a, b);
     this.#gen = e.generation;
     registry?.register(this, { handle: this.#handle, gen: this.#gen }, this);
   }
@@ -430,6 +437,10 @@ class Filter {
   /** @param {Array<string | Uint8Array>} keys */
   hasMany(keys) {
     return batchOp(this.#engine(), OP_HAS_MANY, this.#handle, keys);
+  }
+
+  _rotate() {
+    call(this.#engine(), OP_ROTATE, this.#handle);
   }
 
   _remove(key) {
@@ -649,15 +660,45 @@ export class ScalableBloomFilter extends Filter {
   }
 }
 
+/**
+ * The keys of the last few periods: generations classic filters, of which
+ * rotate() drops the oldest and starts an empty newest one. add() writes to
+ * the newest and reports whether no generation had the key; has() asks all.
+ */
+export class WindowBloomFilter extends Filter {
+  constructor(opts, ...internal) {
+    if (opts === CONSTRUCT) {
+      super(CONSTRUCT, ...internal);
+    } else {
+      opts = options(opts, 'new WindowBloomFilter');
+      const n = positiveInteger('capacityPerGeneration', opts.capacityPerGeneration, Number.MAX_SAFE_INTEGER);
+      const p = rate('errorRate', opts.errorRate);
+      const g = positiveInteger('generations', opts.generations, 2 ** 31 - 1);
+      super(CONSTRUCT, KIND_WINDOW, 0, n, p, undefined, g);
+    }
+  }
+  /** Drops the oldest generation and starts an empty newest one. */
+  rotate() {
+    this._rotate();
+  }
+  get generations() {
+    return this._layers();
+  }
+  static fromBytes(bytes, opts) {
+    return Filter._load(WindowBloomFilter, bytes, opts, KIND_WINDOW);
+  }
+}
+
 const CLASSES = {
   [KIND_CLASSIC]: BloomFilter,
   [KIND_COUNTING]: CountingBloomFilter,
   [KIND_SCALABLE]: ScalableBloomFilter,
+  [KIND_WINDOW]: WindowBloomFilter,
 };
 
 /**
  * Loads a filter of any kind from bytes in the documented format.
- * @returns {BloomFilter | CountingBloomFilter | ScalableBloomFilter}
+ * @returns {BloomFilter | CountingBloomFilter | ScalableBloomFilter | WindowBloomFilter}
  */
 export function fromBytes(bytes, opts) {
   return Filter._load(undefined, bytes, opts, undefined);
