@@ -132,7 +132,7 @@ func addFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 			}
 		})
 		if err != nil && err != errReported {
-			return 2, err // nothing is saved after a read error
+			return 2, err // a file filter keeps the keys added so far (Close syncs); others are not written
 		}
 		if serr := ff.save(); serr != nil {
 			return 2, serr
