@@ -49,13 +49,22 @@ export interface ScalableOptions {
   errorRate: number;
 }
 
+export interface WindowOptions {
+  /** Keys each generation holds at errorRate: an integer ≥ 1. */
+  capacityPerGeneration: number;
+  /** The false-positive rate of each generation at capacity, in (0, 1); the window's is about generations times that. */
+  errorRate: number;
+  /** The number of generations: "seen in the last 7 days" is 7 daily generations. An integer ≥ 1. */
+  generations: number;
+}
+
 export interface FromBytesOptions {
   /** Refuse filters of more bits than this (default and maximum MAX_BITS), before allocating. */
   maxBits?: number;
 }
 
 export interface FilterStats {
-  kind: 'classic' | 'counting' | 'scalable';
+  kind: 'classic' | 'counting' | 'scalable' | 'window';
   bits: number;
   hashes: number;
   count: number;
@@ -90,7 +99,7 @@ export interface Filter {
   hasMany(keys: Key[]): boolean[];
   /** All statistics in one call. */
   stats(): FilterStats;
-  readonly kind: 'classic' | 'counting' | 'scalable';
+  readonly kind: 'classic' | 'counting' | 'scalable' | 'window';
   /** m: bits (counters for a counting filter; all layers for a scalable one). */
   readonly bits: number;
   /** k: hash functions (0 for a scalable filter, whose layers differ). */
@@ -179,6 +188,34 @@ export class ScalableBloomFilter {
 }
 
 /**
+ * The keys of the last few periods, in generations of classic filters:
+ * add() writes to the newest, has() asks all of them, and rotate(), called
+ * at the end of each period, drops the oldest. A key added in the current
+ * period stays present for generations - 1 more rotations. stats().layers
+ * is the number of generations; count and bits are summed over them.
+ * Works in node, browsers and Cloudflare Workers; Go's bloom.WindowFilter
+ * reads and writes the same bytes.
+ */
+export interface WindowBloomFilter extends Filter {}
+export class WindowBloomFilter {
+  /**
+   * @throws {RangeError} when an option is out of range or the window would exceed MAX_BITS.
+   */
+  constructor(options: WindowOptions);
+  static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: FromBytesOptions): WindowBloomFilter;
+  /**
+   * Adds key to the newest generation and reports whether it was new to the
+   * window: false when any generation had it. A key seen in an older
+   * generation is added again all the same, so it stays another full window.
+   */
+  add(key: Key): boolean;
+  /** Drops the oldest generation and starts an empty newest one. */
+  rotate(): void;
+  /** The number of generations. */
+  readonly generations: number;
+}
+
+/**
  * A filter split into shards, as the edgebloom Worker publishes its snapshots
  * (worker/README.md): each key lives in one shard, chosen by a router filter
  * exactly as the Worker and Go choose it.
@@ -211,7 +248,7 @@ export class ShardedBloomFilter {
 export function fromBytes(
   bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
   options?: FromBytesOptions,
-): BloomFilter | CountingBloomFilter | ScalableBloomFilter | ShardedBloomFilter;
+): BloomFilter | CountingBloomFilter | ScalableBloomFilter | WindowBloomFilter | ShardedBloomFilter;
 
 /**
  * The bits m and hashes k for capacity keys at errorRate, as Go's bloom.Optimal:
