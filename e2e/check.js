@@ -30,6 +30,7 @@ function classFor(edgebloom, kind) {
     classic: edgebloom.BloomFilter,
     counting: edgebloom.CountingBloomFilter,
     scalable: edgebloom.ScalableBloomFilter,
+    window: edgebloom.WindowBloomFilter,
   };
   const C = classes[kind];
   if (!C) throw new Error(`unknown filter kind ${kind}`);
@@ -78,10 +79,22 @@ export function checkVectors(edgebloom, vectors) {
     expect(`${v.name}: fromBytes, toBytes`, toBase64(loaded.toBytes()), v.base64);
     loaded.free();
 
-    // Built here, one key at a time and in batches: Go's bytes.
+    // Built here, one key at a time and in batches: Go's bytes. A window
+    // rotates after as many adds as each number of v.rotations says.
     for (const variant of ['add', 'addMany']) {
       const f = new C(v.params);
-      const added = variant === 'add' ? addKeys.map((k) => f.add(k)) : f.addMany(addKeys);
+      const added = [];
+      let start = 0;
+      const addUpTo = (end) => {
+        const part = addKeys.slice(start, end);
+        added.push(...(variant === 'add' ? part.map((k) => f.add(k)) : f.addMany(part)));
+        start = end;
+      };
+      for (const r of v.rotations ?? []) {
+        addUpTo(r);
+        f.rotate();
+      }
+      addUpTo(addKeys.length);
       expectEach(`${v.name}: ${variant}`, addKeys, added, v.addResults);
       if (v.removed) expectEach(`${v.name}: remove`, removeKeys, removeKeys.map((k) => f.remove(k)), v.removeResults);
       expect(`${v.name}: built with ${variant}, stats`, stats(f), want);

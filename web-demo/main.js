@@ -248,7 +248,7 @@ function buildGrid() {
   grid.hidden = !drawable;
   document.querySelector('.legend').hidden = !drawable;
   if (!drawable) {
-    $('gridcaption').textContent = `A ${kind} filter keeps several ${kind === 'scalable' ? 'layers' : 'shards'} of bits; the page does not draw them, but it answers queries.`;
+    $('gridcaption').textContent = `A ${kind} filter keeps several ${{ scalable: 'layers', window: 'generations' }[kind] ?? 'shards'} of bits; the page does not draw them, but it answers queries.`;
     return;
   }
   state.density = m > CELL_LIMIT;
