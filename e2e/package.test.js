@@ -65,7 +65,7 @@ const answers: boolean[] = f.hasMany(['a', key]);
 const positions: number[] = f.positions('a');
 const bytes: Uint8Array<ArrayBuffer> = f.toBytes();
 const stats: FilterStats = f.stats();
-const kind: 'classic' | 'counting' | 'scalable' = fromBytes(bytes).kind;
+const kind: 'classic' | 'counting' | 'scalable' | 'window' | 'sharded' = fromBytes(bytes).kind;
 const again: BloomFilter = BloomFilter.fromBytes(bytes.buffer, { maxBits: MAX_BITS });
 f.union(again);
 const c = new CountingBloomFilter({ bits: 1024, hashes: 3 });
