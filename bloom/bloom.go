@@ -127,7 +127,7 @@ func (f *Filter) has(h uint64) bool {
 	x, y := start(h, m)
 	all := uint64(1) // bit 0 stays set while every bit so far is set
 	for i := uint64(1); ; i++ {
-		all &= atomic.LoadUint64(&words[x>>6]) >> (x & 63)
+		all &= load64(&words[x>>6]) >> (x & 63)
 		if i == k {
 			return all != 0
 		}
@@ -149,7 +149,7 @@ func (f *Filter) add(h uint64) bool {
 	x, y := start(h, m)
 	for i := uint64(0); ; {
 		pos[i&(MaxHashes-1)] = x
-		missing |= (^atomic.LoadUint64(&words[x>>6]) >> (x & 63) & 1) << (i & 63)
+		missing |= (^load64(&words[x>>6]) >> (x & 63) & 1) << (i & 63)
 		if i++; i == k {
 			break
 		}
@@ -167,7 +167,7 @@ func (f *Filter) add(h uint64) bool {
 	// of an Add that sets bits (bench/README.md).
 	for ; missing != 0; missing &= missing - 1 {
 		x := pos[bits.TrailingZeros64(missing)&(MaxHashes-1)]
-		atomic.OrUint64(&words[x>>6], 1<<(x&63))
+		or64(&words[x>>6], 1<<(x&63))
 	}
 	f.count.Add(1)
 	return true
