@@ -1,7 +1,6 @@
 package bloom
 
 import (
-	"bytes"
 	"io"
 	"math"
 	"sync/atomic"
@@ -243,13 +242,9 @@ func (f *CountingFilter) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces f with the counting filter encoded in data,
 // bounded by DefaultMaxBits counters. On error f is unchanged.
 func (f *CountingFilter) UnmarshalBinary(data []byte) error {
-	r := bytes.NewReader(data)
-	g, err := DecodeCounting(r, DefaultMaxBits)
+	g, err := decodeAll(data, DecodeCounting)
 	if err != nil {
 		return err
-	}
-	if r.Len() != 0 {
-		return wrap(ErrCorrupt, "trailing bytes after the filter")
 	}
 	f.words, f.m, f.k, f.seed, f.capacity, f.fpRate = g.words, g.m, g.k, g.seed, g.capacity, g.fpRate
 	f.count.Store(g.count.Load())

@@ -393,16 +393,23 @@ func (f *Filter) MarshalBinary() ([]byte, error) { return marshal(f.EncodedSize(
 // exactly one encoding of a classic filter of at most DefaultMaxBits bits. On
 // error f is unchanged. It implements encoding.BinaryUnmarshaler.
 func (f *Filter) UnmarshalBinary(data []byte) error {
-	r := bytes.NewReader(data)
-	g, err := Decode(r, DefaultMaxBits)
+	g, err := decodeAll(data, Decode)
 	if err != nil {
 		return err
 	}
-	if r.Len() != 0 {
-		return wrap(ErrCorrupt, "trailing bytes after the filter")
-	}
 	f.set(g)
 	return nil
+}
+
+// decodeAll decodes data, which must hold exactly one encoding, with the
+// bound DefaultMaxBits.
+func decodeAll[T any](data []byte, decode func(io.Reader, uint64) (T, error)) (T, error) {
+	r := bytes.NewReader(data)
+	g, err := decode(r, DefaultMaxBits)
+	if err == nil && r.Len() != 0 {
+		err = wrap(ErrCorrupt, "trailing bytes after the filter")
+	}
+	return g, err
 }
 
 // ReadFrom replaces f with the filter read from r, bounded by

@@ -1,7 +1,6 @@
 package bloom
 
 import (
-	"bytes"
 	"io"
 	"math"
 )
@@ -148,13 +147,9 @@ func (s *ScalableFilter) MarshalBinary() ([]byte, error) {
 // UnmarshalBinary replaces s with the scalable filter encoded in data,
 // bounded by DefaultMaxBits bits in all. On error s is unchanged.
 func (s *ScalableFilter) UnmarshalBinary(data []byte) error {
-	r := bytes.NewReader(data)
-	g, err := DecodeScalable(r, DefaultMaxBits)
+	g, err := decodeAll(data, DecodeScalable)
 	if err != nil {
 		return err
-	}
-	if r.Len() != 0 {
-		return wrap(ErrCorrupt, "trailing bytes after the filter")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

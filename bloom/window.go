@@ -1,7 +1,6 @@
 package bloom
 
 import (
-	"bytes"
 	"io"
 	"math"
 )
@@ -148,13 +147,9 @@ func (w *WindowFilter) MarshalBinary() ([]byte, error) { return marshal(w.Encode
 // UnmarshalBinary replaces w with the window encoded in data, bounded by
 // DefaultMaxBits bits in all. On error w is unchanged.
 func (w *WindowFilter) UnmarshalBinary(data []byte) error {
-	r := bytes.NewReader(data)
-	g, err := DecodeWindow(r, DefaultMaxBits)
+	g, err := decodeAll(data, DecodeWindow)
 	if err != nil {
 		return err
-	}
-	if r.Len() != 0 {
-		return wrap(ErrCorrupt, "trailing bytes after the filter")
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
