@@ -388,6 +388,24 @@ function sizeArgs(opts, what) {
   return [0, positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER), rate('errorRate', opts.errorRate)];
 }
 
+/**
+ * Internal: checks the arguments of every fromBytes, and gives the input as
+ * a Uint8Array and the size bound (default MAX_BITS).
+ */
+export function loadArgs(bytes, opts) {
+  if (!(bytes instanceof Uint8Array)) {
+    if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+    else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    else throw new TypeError('edgebloom: fromBytes takes a Uint8Array, an ArrayBuffer or a typed array');
+  }
+  let maxBits = MAX_BITS;
+  if (opts !== undefined) {
+    options(opts, 'fromBytes');
+    if (opts.maxBits !== undefined) maxBits = positiveInteger('maxBits', opts.maxBits, MAX_BITS);
+  }
+  return { bytes, maxBits };
+}
+
 class Filter {
   #handle = 0;
   #gen = 0;
@@ -555,17 +573,8 @@ class Filter {
     this.free();
   }
 
-  static _load(Class, bytes, opts, want) {
-    if (!(bytes instanceof Uint8Array)) {
-      if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-      else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      else throw new TypeError('edgebloom: fromBytes takes a Uint8Array, an ArrayBuffer or a typed array');
-    }
-    let maxBits = MAX_BITS;
-    if (opts !== undefined) {
-      options(opts, 'fromBytes');
-      if (opts.maxBits !== undefined) maxBits = positiveInteger('maxBits', opts.maxBits, MAX_BITS);
-    }
+  static _load(Class, input, opts, want) {
+    const { bytes, maxBits } = loadArgs(input, opts);
     const e = live();
     if (bytes.length < HEADER_SIZE) {
       throw codedError(Error, 'ERR_TRUNCATED', 'bloom: truncated filter');

@@ -18,7 +18,7 @@
 // Integers are little-endian; every record is a classic filter in the
 // documented format, with its own checksum.
 
-import { BloomFilter, MAX_BITS, fromBytes as filterFromBytes } from './core.js';
+import { BloomFilter, fromBytes as filterFromBytes, loadArgs } from './core.js';
 
 const MAGIC = [0x45, 0x42, 0x53, 0x43]; // "EBSC"
 const FIXED = 24;
@@ -53,13 +53,9 @@ export class ShardedBloomFilter {
    * Loads a sharded container. Lengths are checked against the input before
    * any shard is loaded, and maxBits bounds all shards together.
    */
-  static fromBytes(bytes, opts) {
-    if (!(bytes instanceof Uint8Array)) {
-      if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
-      else if (ArrayBuffer.isView(bytes)) bytes = new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-      else throw new TypeError('edgebloom: fromBytes takes a Uint8Array, an ArrayBuffer or a typed array');
-    }
-    let budget = opts?.maxBits ?? MAX_BITS;
+  static fromBytes(input, opts) {
+    const { bytes, maxBits } = loadArgs(input, opts);
+    let budget = maxBits;
     if (bytes.length < FIXED) throw fail('ERR_TRUNCATED', 'truncated sharded container');
     if (!isSharded(bytes)) throw fail('ERR_NOT_FILTER', 'not a sharded container');
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -192,8 +188,7 @@ export class ShardedBloomFilter {
  * Loads a filter of any kind, or a sharded container, from bytes in the
  * documented formats.
  */
-export function fromBytes(bytes, opts) {
-  const view = bytes instanceof ArrayBuffer ? new Uint8Array(bytes) : bytes;
-  if (view instanceof Uint8Array && isSharded(view)) return ShardedBloomFilter.fromBytes(view, opts);
-  return filterFromBytes(bytes, opts);
+export function fromBytes(input, opts) {
+  const { bytes } = loadArgs(input, opts);
+  return isSharded(bytes) ? ShardedBloomFilter.fromBytes(bytes, opts) : filterFromBytes(bytes, opts);
 }
