@@ -236,18 +236,10 @@ function keyError(key) {
 // The caller has made room for maxKeyBytes(key) bytes there.
 function writeKey(u8, base, off, key) {
   if (typeof key === 'string') {
+    // encodeInto beats a hand-written loop even for short ASCII URLs
+    // (about 85 ns against 200 ns for 80 bytes, bench/README.md).
     const at = base + off;
-    const n = key.length;
-    // ASCII is copied by hand here; keyOp and batchOp take encodeInto's
-    // faster path for whole strings first.
-    let i = 0;
-    for (; i < n; i++) {
-      const c = key.charCodeAt(i);
-      if (c > 0x7f) break;
-      u8[at + i] = c;
-    }
-    if (i === n) return n;
-    return i + encoder.encodeInto(key.slice(i), u8.subarray(at + i, at + 3 * n)).written;
+    return encoder.encodeInto(key, u8.subarray(at, at + 3 * key.length)).written;
   }
   u8.set(key, base + off);
   return key.length;
