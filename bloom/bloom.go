@@ -16,6 +16,9 @@
 // keeps the keys of the last few periods ("seen in the last 7 days") in
 // generations that Rotate ages. FileFilter (Create, Open) is a classic
 // filter kept in a memory-mapped file that survives restarts and crashes.
+// BlockedFilter is Apache Parquet's split-block Bloom filter: the eight
+// bits of a key lie in one 256-bit block, one cache miss a key, and its
+// bitset is what a Parquet file stores (ParquetBitset, BlockedFromParquet).
 //
 // # Hashing
 //
@@ -23,7 +26,9 @@
 // positions follow by enhanced double hashing in 64-bit arithmetic, so a
 // filter may have more than 2^32 bits. Strings are hashed as their UTF-8
 // bytes: AddString(s) and Add([]byte(s)) set the same bits. The scheme is
-// frozen and described in docs/format.md.
+// frozen and described in docs/format.md. BlockedFilter maps keys to bits
+// as Parquet does instead (HashParquet): XXH64 with seed 0, then a block and
+// eight bits from the digest's halves.
 //
 // # Format
 //

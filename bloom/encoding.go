@@ -16,12 +16,12 @@ import (
 //	offset size field
 //	0      4    magic "EBLM"
 //	4      1    format version, 1
-//	5      1    kind: 1 classic, 2 counting, 3 scalable, 4 window
-//	6      1    hash scheme, 1 (HashXXH64)
+//	5      1    kind: 1 classic, 2 counting, 3 scalable, 4 window, 5 blocked
+//	6      1    hash scheme: 1 (HashXXH64), 2 (HashParquet) for blocked
 //	7      1    flags: 0, or 1 (dirty) in a classic file being written
-//	8      8    seed
+//	8      8    seed (0 for blocked)
 //	16     8    m: bits, counters, or the total bits of all layers
-//	24     4    k (0 for scalable)
+//	24     4    k (0 for scalable, 8 for blocked)
 //	28     4    parts: number of layers (scalable) or generations (window), else 0
 //	32     8    count
 //	40     8    capacity, 0 when unknown
@@ -41,6 +41,7 @@ const (
 	kindCounting = 2
 	kindScalable = 3
 	kindWindow   = 4
+	kindBlocked  = 5
 
 	// flagDirty marks a file-backed classic filter whose payload may be
 	// newer than its count and checksum: set before the first change after
@@ -69,7 +70,7 @@ type header struct {
 func (h *header) encode() []byte {
 	b := make([]byte, headerSize)
 	copy(b, magic)
-	b[4], b[5], b[6], b[7] = formatVersion, h.kind, HashXXH64, h.flags
+	b[4], b[5], b[6], b[7] = formatVersion, h.kind, hashScheme(h.kind), h.flags
 	le := binary.LittleEndian
 	le.PutUint64(b[8:], h.seed)
 	le.PutUint64(b[16:], h.m)
@@ -80,6 +81,15 @@ func (h *header) encode() []byte {
 	le.PutUint64(b[48:], math.Float64bits(h.fpRate))
 	le.PutUint64(b[56:], h.payload)
 	return b
+}
+
+// hashScheme returns the hash scheme of a kind: split-block filters map keys
+// to bits as Parquet does, every other kind by HashXXH64.
+func hashScheme(kind uint8) uint8 {
+	if kind == kindBlocked {
+		return HashParquet
+	}
+	return HashXXH64
 }
 
 // decodeHeader checks everything that can be checked from the header alone:
@@ -104,12 +114,14 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 		return h, ErrNotFilter
 	case b[4] != formatVersion:
 		return h, wrap(ErrVersion, "format version "+strconv.Itoa(int(b[4])))
-	case b[6] != HashXXH64:
+	case b[6] != HashXXH64 && b[6] != HashParquet:
 		return h, wrap(ErrVersion, "hash scheme "+strconv.Itoa(int(b[6])))
 	case h.flags&^flagDirty != 0 || h.flags != 0 && h.kind != kindClassic:
 		return h, wrap(ErrCorrupt, "unknown flags")
 	case h.kind != want:
 		return h, wrap(ErrKind, "found "+kindName(h.kind)+", want "+kindName(want))
+	case h.kind <= kindBlocked && b[6] != hashScheme(h.kind):
+		return h, wrap(ErrVersion, "hash scheme "+strconv.Itoa(int(b[6]))+" for a "+kindName(h.kind)+" filter")
 	case h.m == 0 || h.m > MaxBits:
 		return h, wrap(ErrCorrupt, "m out of range")
 	case h.m > maxBits:
@@ -157,6 +169,20 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 		case h.payload != uint64(h.parts)*recordSize(8*payloadWords(kindClassic, h.m/uint64(h.parts))):
 			return h, wrap(ErrCorrupt, "payload length does not match m")
 		}
+	case kindBlocked:
+		// The payload is a Parquet bitset: whole blocks, 8 bits a key.
+		switch {
+		case h.m%BlockBits != 0:
+			return h, wrap(ErrCorrupt, "m is not a multiple of 256")
+		case h.k != 8:
+			return h, wrap(ErrCorrupt, "k must be 8")
+		case h.seed != 0:
+			return h, wrap(ErrCorrupt, "seed must be 0")
+		case h.parts != 0:
+			return h, wrap(ErrCorrupt, "parts must be 0")
+		case h.payload != h.m/8:
+			return h, wrap(ErrCorrupt, "payload length does not match m")
+		}
 	default:
 		return h, wrap(ErrKind, "unknown "+kindName(h.kind))
 	}
@@ -173,6 +199,8 @@ func kindName(k uint8) string {
 		return "scalable"
 	case kindWindow:
 		return "window"
+	case kindBlocked:
+		return "blocked"
 	}
 	return "kind " + strconv.Itoa(int(k))
 }

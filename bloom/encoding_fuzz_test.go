@@ -53,7 +53,7 @@ func FuzzDecode(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, data []byte) {
 		for _, input := range [][]byte{data, resealAll(data)} {
-			for _, kind := range []uint8{kindClassic, kindCounting, kindScalable, kindWindow} {
+			for _, kind := range []uint8{kindClassic, kindCounting, kindScalable, kindWindow, kindBlocked} {
 				r := bytes.NewReader(input)
 				g, err := decodeFunc(kind)(r, fuzzMaxBits)
 				if err != nil {
@@ -107,6 +107,20 @@ func FuzzAddHas(f *testing.F) {
 		}
 		if !byBytes.Equal(byString) {
 			t.Fatalf("AddString and Add set different bits")
+		}
+		// The split-block filter sets the bits of the Parquet spec.
+		blocked, spec := must(NewBlockedWithSize(bits%64+1)), make(specFilter, bits%64+1)
+		for _, key := range keys {
+			if got, want := blocked.Add(key), !spec.check(specHash(key)); got != want {
+				t.Fatalf("BlockedFilter.Add(%q): got %v; the spec's check says new = %v", key, got, want)
+			}
+			spec.insert(specHash(key))
+			if !blocked.HasString(string(key)) {
+				t.Fatalf("BlockedFilter.HasString(%q) after Add: got false; want true", key)
+			}
+		}
+		if !bytes.Equal(blocked.ParquetBitset(), spec.bitset()) {
+			t.Fatalf("BlockedFilter's bitset differs from the spec's")
 		}
 		for _, key := range keys {
 			if !byBytes.Has(key) || !byBytes.HasString(string(key)) || !counting.Has(key) {

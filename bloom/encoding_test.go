@@ -46,7 +46,8 @@ func sampleFilters() []struct {
 	counting := must(NewCountingWithSize(100, 4))
 	scalable := must(NewScalable(10, 0.01))
 	window := must(NewWindow(20, 0.01, 3))
-	for _, f := range []set{classic, seeded, counting, scalable} {
+	blocked := must(NewBlocked(100, 0.01))
+	for _, f := range []set{classic, seeded, counting, scalable, blocked} {
 		addKeys(f, "a", 40)
 	}
 	counting.RemoveString("https://example.com/a/0")
@@ -62,6 +63,7 @@ func sampleFilters() []struct {
 		{"counting", counting},
 		{"scalable", scalable},
 		{"window", window},
+		{"blocked", blocked},
 	}
 }
 
@@ -74,6 +76,8 @@ func kindOf(f set) uint8 {
 		return kindCounting
 	case *WindowFilter:
 		return kindWindow
+	case *BlockedFilter:
+		return kindBlocked
 	}
 	return kindScalable
 }
@@ -87,6 +91,8 @@ func newOfKind(kind uint8) set {
 		return new(CountingFilter)
 	case kindWindow:
 		return new(WindowFilter)
+	case kindBlocked:
+		return new(BlockedFilter)
 	}
 	return new(ScalableFilter)
 }
@@ -100,6 +106,8 @@ func decodeFunc(kind uint8) func(r io.Reader, maxBits uint64) (set, error) {
 		return func(r io.Reader, maxBits uint64) (set, error) { return DecodeCounting(r, maxBits) }
 	case kindWindow:
 		return func(r io.Reader, maxBits uint64) (set, error) { return DecodeWindow(r, maxBits) }
+	case kindBlocked:
+		return func(r io.Reader, maxBits uint64) (set, error) { return DecodeBlocked(r, maxBits) }
 	}
 	return func(r io.Reader, maxBits uint64) (set, error) { return DecodeScalable(r, maxBits) }
 }
@@ -150,12 +158,11 @@ func roundTrip(t *testing.T, f set) {
 	if r.Len() != len("trailing") {
 		t.Errorf("Decode left %d bytes; want the %d after the filter", r.Len(), len("trailing"))
 	}
-	if _, ok := f.(*Filter); ok {
-		g := new(Filter)
-		if n, err := g.ReadFrom(bytes.NewReader(b)); err != nil || n != int64(len(b)) {
+	if rf, ok := newOfKind(kindOf(f)).(io.ReaderFrom); ok {
+		if n, err := rf.ReadFrom(bytes.NewReader(b)); err != nil || n != int64(len(b)) {
 			t.Fatalf("ReadFrom: read %d bytes, %v; want %d, nil", n, err, len(b))
 		}
-		copies["ReadFrom"] = g
+		copies["ReadFrom"] = rf.(set)
 	}
 
 	for how, g := range copies {
@@ -236,7 +243,7 @@ func TestHeader(t *testing.T) {
 				offM:        tt.f.NumBits(),
 				offPayload:  uint64(len(b) - headerSize - checksumSize),
 			}
-			var kind byte
+			var kind, hash byte = 0, HashXXH64
 			var k, parts uint64
 			switch f := tt.f.(type) {
 			case *Filter:
@@ -253,6 +260,11 @@ func TestHeader(t *testing.T) {
 				if !bytes.Equal(b[headerSize:len(b)-checksumSize], layers) {
 					t.Errorf("payload is not the layers' encodings one after another")
 				}
+			case *BlockedFilter:
+				kind, k, hash = kindBlocked, 8, HashParquet
+				if !bytes.Equal(b[headerSize:len(b)-checksumSize], f.ParquetBitset()) {
+					t.Errorf("payload is not the Parquet bitset")
+				}
 			case *WindowFilter:
 				kind, k, parts = kindWindow, uint64(f.NumHashes()), uint64(f.Generations())
 				var gens []byte
@@ -263,9 +275,9 @@ func TestHeader(t *testing.T) {
 					t.Errorf("payload is not the generations' encodings one after another")
 				}
 			}
-			if string(b[:4]) != "EBLM" || b[offVersion] != 1 || b[offKind] != kind || b[offHash] != 1 || b[offFlags] != 0 {
-				t.Errorf("magic, version, kind, hash, flags: got %q, %d, %d, %d, %d; want \"EBLM\", 1, %d, 1, 0",
-					b[:4], b[offVersion], b[offKind], b[offHash], b[offFlags], kind)
+			if string(b[:4]) != "EBLM" || b[offVersion] != 1 || b[offKind] != kind || b[offHash] != hash || b[offFlags] != 0 {
+				t.Errorf("magic, version, kind, hash, flags: got %q, %d, %d, %d, %d; want \"EBLM\", 1, %d, %d, 0",
+					b[:4], b[offVersion], b[offKind], b[offHash], b[offFlags], kind, hash)
 			}
 			if got := uint64(le.Uint32(b[offK:])); got != k {
 				t.Errorf("k: got %d; want %d", got, k)
@@ -411,6 +423,20 @@ func TestDecodeErrors(t *testing.T) {
 		{"classic as scalable", "classic", "scalable", nil, ErrKind},
 		{"scalable as classic", "scalable", "classic", nil, ErrKind},
 		{"unknown kind", "classic", "", putByte(offKind, 9), ErrKind},
+		{"blocked as classic", "blocked", "classic", nil, ErrKind},
+		{"classic as blocked", "classic", "blocked", nil, ErrKind},
+		{"hash scheme 3", "blocked", "", putByte(offHash, 3), ErrVersion},
+		{"blocked with HashXXH64", "blocked", "", putByte(offHash, HashXXH64), ErrVersion},
+		{"classic with HashParquet", "classic", "", putByte(offHash, HashParquet), ErrVersion},
+		{"blocked m not a multiple of 256", "blocked", "", func(b []byte) { le.PutUint64(b[offM:], le.Uint64(b[offM:])-64) }, ErrCorrupt},
+		{"blocked m one block more", "blocked", "", func(b []byte) { le.PutUint64(b[offM:], le.Uint64(b[offM:])+256) }, ErrCorrupt},
+		{"blocked k 7", "blocked", "", put32(offK, 7), ErrCorrupt},
+		{"blocked seed", "blocked", "", put64(offSeed, 1), ErrCorrupt},
+		{"blocked parts", "blocked", "", put32(offParts, 1), ErrCorrupt},
+		{"blocked payload length", "blocked", "", func(b []byte) { le.PutUint64(b[offPayload:], le.Uint64(b[offPayload:])+32) }, ErrCorrupt},
+		{"blocked dirty flag", "blocked", "", both(putByte(offFlags, flagDirty), reseal), ErrCorrupt},
+		{"blocked payload byte", "blocked", "", flip(headerSize + 5), ErrChecksum},
+		{"blocked count", "blocked", "", flip(offCount), ErrChecksum},
 		{"payload byte", "classic", "", flip(headerSize + 3), ErrChecksum},
 		{"counting payload byte", "counting", "", flip(headerSize), ErrChecksum},
 		{"checksum byte", "seeded", "", flip(-1), ErrChecksum},
@@ -519,7 +545,8 @@ func TestDecodeTruncated(t *testing.T) {
 	s := must(NewScalable(2, 0.1))
 	f, c := must(NewWithSize(70, 2)), must(NewCountingWithSize(20, 2))
 	w := must(NewWindow(3, 0.1, 2))
-	for _, f := range []set{f, c, s, w} {
+	bl := must(NewBlockedWithSize(2))
+	for _, f := range []set{f, c, s, w, bl} {
 		addKeys(f, "a", 8)
 	}
 	if s.Layers() < 3 {
@@ -528,7 +555,7 @@ func TestDecodeTruncated(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		f    set
-	}{{"classic", f}, {"counting", c}, {"scalable", s}, {"window", w}} {
+	}{{"classic", f}, {"counting", c}, {"scalable", s}, {"window", w}, {"blocked", bl}} {
 		t.Run(tt.name, func(t *testing.T) {
 			b := must(tt.f.MarshalBinary())
 			decode := decodeFunc(kindOf(tt.f))
@@ -570,8 +597,11 @@ func TestDecodeBound(t *testing.T) {
 		})
 	}
 	// UnmarshalBinary applies DefaultMaxBits; the header alone decides.
-	for _, kind := range []uint8{kindClassic, kindCounting, kindScalable, kindWindow} {
+	for _, kind := range []uint8{kindClassic, kindCounting, kindScalable, kindWindow, kindBlocked} {
 		h := header{kind: kind, m: DefaultMaxBits + 1, k: 3, payload: 8 * payloadWords(kind, DefaultMaxBits+1)}
+		if kind == kindBlocked {
+			h.m, h.k, h.payload = DefaultMaxBits+BlockBits, 8, (DefaultMaxBits+BlockBits)/8
+		}
 		if kind == kindScalable {
 			h.k, h.parts, h.capacity, h.fpRate, h.payload = 0, 1, 1, 0.5, recordSize(h.payload)
 		}
@@ -597,6 +627,7 @@ func hugeHeaders() []struct {
 	layer := classic
 	layer.capacity, layer.fpRate = 1, 0.5
 	window := header{kind: kindWindow, m: MaxBits, k: 7, parts: 1, capacity: 1, fpRate: 0.5, payload: recordSize(classic.payload)}
+	blocked := header{kind: kindBlocked, m: MaxBits, k: 8, payload: MaxBits / 8} // 2^32 blocks
 	return []struct {
 		name string
 		kind uint8
@@ -608,6 +639,7 @@ func hugeHeaders() []struct {
 		{"scalable with a huge layer", kindScalable, append(scalable.encode(), layer.encode()...)},
 		{"window", kindWindow, window.encode()},
 		{"window with a huge generation", kindWindow, append(window.encode(), layer.encode()...)},
+		{"blocked", kindBlocked, blocked.encode()},
 	}
 }
 

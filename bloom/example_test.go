@@ -136,3 +136,45 @@ func ExampleDecode() {
 	// true bloom: filter exceeds the size bound: 9586 bits, bound 1000
 	// true bloom: not an edgebloom filter
 }
+
+// A split-block filter tests and adds like the others, with one cache miss a
+// key, and its bitset is what a Parquet file stores.
+func ExampleNewBlocked() {
+	f, err := bloom.NewBlocked(1_000_000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.AddString("https://example.com/")) // new
+	fmt.Println(f.AddString("https://example.com/")) // seen
+	fmt.Println(f.HasString("https://example.com/other"))
+	fmt.Println(f.NumBlocks(), "blocks,", len(f.ParquetBitset()), "bytes of Parquet bitset")
+	// Output:
+	// true
+	// false
+	// false
+	// 42081 blocks, 1346592 bytes of Parquet bitset
+}
+
+// BlockedFromParquet reads the bitset of a Parquet split-block Bloom filter,
+// the numBytes bytes after a column chunk's BloomFilterHeader.
+func ExampleBlockedFromParquet() {
+	written, err := bloom.NewBlocked(1000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	written.AddString("https://例子.测试/路径")
+	bitset := written.ParquetBitset() // as a Parquet writer would store it
+
+	f, err := bloom.BlockedFromParquet(bitset)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(f.HasString("https://例子.测试/路径"))
+	fmt.Println(f.Count(), "key, estimated from the bits")
+	_, err = bloom.BlockedFromParquet(bitset[:40])
+	fmt.Println(err)
+	// Output:
+	// true
+	// 1 key, estimated from the bits
+	// bloom: invalid bitset: length must be a positive multiple of 32 bytes, got 40
+}

@@ -2,10 +2,10 @@ package bloom
 
 // An Info describes an encoded filter, as read from its header alone.
 type Info struct {
-	Kind     string  // "classic", "counting", "scalable" or "window"
+	Kind     string  // "classic", "counting", "scalable", "window" or "blocked"
 	Seed     uint64  // hash seed
 	Bits     uint64  // m: bits or counters; for scalable, of all layers
-	Hashes   uint32  // k; 0 for scalable, whose layers differ
+	Hashes   uint32  // k; 0 for scalable, whose layers differ; 8 for blocked
 	Layers   uint32  // layers of a scalable filter, generations of a window, else 0
 	Count    uint64  // keys added, as recorded
 	Capacity uint64  // capacity it was made for, 0 when unknown

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"os"
 	"regexp"
 	"slices"
@@ -22,6 +23,17 @@ type vectorFile struct {
 	Keys      []string       `json:"keys"`
 	Locations []locationCase `json:"locations"`
 	Filters   []filterCase   `json:"filters"`
+	// The split-block kind (5) apart, so that readers that do not know it
+	// yet can leave it out.
+	BlockedLocations []blockedLocationCase `json:"blockedLocations"`
+	Blocked          []filterCase          `json:"blocked"`
+}
+
+// blockedLocationCase gives, for a split-block filter of Blocks blocks, the
+// eight bits of each key: 256·block + 32·word + bit, word 0 to 7.
+type blockedLocationCase struct {
+	Blocks    uint64     `json:"blocks"`
+	Positions [][]uint64 `json:"positions"` // one array a key, in Keys order
 }
 
 type locationCase struct {
@@ -49,8 +61,8 @@ type filterCase struct {
 }
 
 // filterParams holds one of {capacity, errorRate}, {bits, hashes},
-// {initialCapacity, errorRate} or {capacityPerGeneration, errorRate,
-// generations}.
+// {initialCapacity, errorRate}, {capacityPerGeneration, errorRate,
+// generations} or {blocks}.
 type filterParams struct {
 	Capacity              uint64  `json:"capacity,omitempty"`
 	InitialCapacity       uint64  `json:"initialCapacity,omitempty"`
@@ -59,6 +71,7 @@ type filterParams struct {
 	Generations           int     `json:"generations,omitempty"`
 	Bits                  uint64  `json:"bits,omitempty"`
 	Hashes                uint32  `json:"hashes,omitempty"`
+	Blocks                uint64  `json:"blocks,omitempty"`
 }
 
 // newFilter makes the empty filter that c describes.
@@ -77,6 +90,10 @@ func (c *filterCase) newFilter() (set, error) {
 		return NewScalable(p.InitialCapacity, p.ErrorRate)
 	case c.Kind == "window":
 		return NewWindow(p.CapacityPerGeneration, p.ErrorRate, p.Generations)
+	case c.Kind == "blocked" && p.Capacity > 0:
+		return NewBlocked(p.Capacity, p.ErrorRate)
+	case c.Kind == "blocked":
+		return NewBlockedWithSize(p.Blocks)
 	}
 	return nil, fmt.Errorf("unknown kind %q", c.Kind)
 }
@@ -253,17 +270,64 @@ func generateVectors() (*vectorFile, error) {
 			Probes: append(append(keysAt(indexes(page(0), page(60))), keysAt(indexes(0, 3))...), absent(0, 40)...),
 		},
 	}
-	for i := range v.Filters {
-		c := &v.Filters[i]
-		f, err := c.run(v.Keys)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", c.Name, err)
+
+	// Split-block filters: the bits of every key in 1, 7 and 1000 blocks
+	// and in 2^32, the largest size, whose positions pass 2^32; and filters
+	// of four sizes.
+	for _, blocks := range []uint64{1, 7, 1000, MaxBlocks} {
+		c := blockedLocationCase{Blocks: blocks}
+		for _, key := range v.Keys {
+			c.Positions = append(c.Positions, blockedLocations(key, blocks))
 		}
-		if err := c.checkShape(f, v.Keys); err != nil {
-			return nil, fmt.Errorf("%s: %v", c.Name, err)
+		v.BlockedLocations = append(v.BlockedLocations, c)
+	}
+	v.Blocked = []filterCase{
+		{
+			Name: "blocked-estimates", Kind: "blocked", Params: filterParams{Capacity: 1000, ErrorRate: 0.01},
+			Added:  classicAdded,
+			Probes: append(append(keysAt(indexes(0, page(10))), keysAt(indexes(page(100), page(110)))...), absent(0, 20)...),
+		},
+		{
+			Name: "blocked-size", Kind: "blocked", Params: filterParams{Blocks: 4},
+			Added:  sizeAdded,
+			Probes: append(keysAt(indexes(page(0), page(20))), absent(0, 60)...),
+		},
+		{
+			Name: "blocked-one-block", Kind: "blocked", Params: filterParams{Blocks: 1},
+			Added:  []int{slices.Index(v.Keys, ""), 0},
+			Probes: []string{"", "anything", v.Keys[0], v.Keys[1]},
+		},
+		{
+			Name: "blocked-capacity", Kind: "blocked", Params: filterParams{Capacity: 150, ErrorRate: 0.001},
+			Added:  append(indexes(page(0), page(pageKeys)), indexes(0, len(specialKeys))...),
+			Probes: append(keysAt(indexes(page(140), page(pageKeys))), absent(0, 40)...),
+		},
+	}
+	for _, cases := range [][]filterCase{v.Filters, v.Blocked} {
+		for i := range cases {
+			c := &cases[i]
+			f, err := c.run(v.Keys)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", c.Name, err)
+			}
+			if err := c.checkShape(f, v.Keys); err != nil {
+				return nil, fmt.Errorf("%s: %v", c.Name, err)
+			}
 		}
 	}
 	return v, nil
+}
+
+// blockedLocations returns the eight bits that key sets in a split-block
+// filter of the given number of blocks, computed as the format describes.
+func blockedLocations(key string, blocks uint64) []uint64 {
+	h := sumString(key, 0)
+	block := (h >> 32) * blocks >> 32
+	pos := make([]uint64, 8)
+	for i := range pos {
+		pos[i] = BlockBits*block + 32*uint64(i) + uint64(uint32(h)*salt[i]>>27)
+	}
+	return pos
 }
 
 // checkShape checks that a generated case shows what it was made to show, so
@@ -274,7 +338,7 @@ func (c *filterCase) checkShape(f set, keys []string) error {
 		falsePositive = falsePositive || c.Has[i] && strings.Contains(p, "/absent/")
 	}
 	switch c.Name {
-	case "classic-size":
+	case "classic-size", "blocked-size":
 		if !falsePositive {
 			return fmt.Errorf("no false positive among the probes")
 		}
@@ -357,7 +421,8 @@ func TestVectors(t *testing.T) {
 		t.Fatalf("%s: %v", vectorsPath, err)
 	}
 	t.Run("locations", func(t *testing.T) { checkLocations(t, &v) })
-	for _, c := range v.Filters {
+	t.Run("blockedLocations", func(t *testing.T) { checkBlockedLocations(t, &v) })
+	for _, c := range append(v.Filters, v.Blocked...) {
 		t.Run(c.Name, func(t *testing.T) { checkFilterCase(t, c, v.Keys) })
 	}
 	if !bytes.Equal(data, wantJSON) {
@@ -384,6 +449,41 @@ func checkLocations(t *testing.T, v *vectorFile) {
 			}
 			if !slicesEqual(got, c.Positions[i]) {
 				t.Errorf("m=%d k=%d: Locations(%.40q): got %v; want %v", c.M, c.K, key, got, c.Positions[i])
+			}
+		}
+	}
+}
+
+func checkBlockedLocations(t *testing.T, v *vectorFile) {
+	if len(v.BlockedLocations) == 0 {
+		t.Fatal("no blockedLocations")
+	}
+	for _, c := range v.BlockedLocations {
+		if len(c.Positions) != len(v.Keys) {
+			t.Fatalf("blocks=%d: %d position arrays for %d keys", c.Blocks, len(c.Positions), len(v.Keys))
+		}
+		var f *BlockedFilter
+		if c.Blocks <= 1<<16 {
+			f = must(NewBlockedWithSize(c.Blocks))
+		}
+		for i, key := range v.Keys {
+			if got := blockedLocations(key, c.Blocks); !slicesEqual(got, c.Positions[i]) {
+				t.Errorf("blocks=%d: locations of %.40q: got %v; want %v", c.Blocks, key, got, c.Positions[i])
+			}
+			if f == nil {
+				continue
+			}
+			// The filter sets exactly those bits.
+			f.Clear()
+			f.AddString(key)
+			var set []uint64
+			for j, w := range f.words {
+				for ; w != 0; w &= w - 1 {
+					set = append(set, 64*uint64(j)+uint64(bits.TrailingZeros64(w)))
+				}
+			}
+			if !slicesEqual(set, c.Positions[i]) {
+				t.Errorf("blocks=%d: AddString(%.40q) set bits %v; want %v", c.Blocks, key, set, c.Positions[i])
 			}
 		}
 	}
