@@ -16,10 +16,14 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name: "build",
-		args: "-n N [-p P] [--canonical] [--window G] [-o FILE] [INPUT...]",
+		args: "-n N [-p P] [--kind K] [--canonical] [--window G] [-o FILE] [INPUT...]",
 		about: `Build reads keys (URLs), one a line, from the inputs in turn ("-" or none:
 stdin; gzip is recognized by its first bytes) into a new filter made for N
-keys at false-positive rate P, and prints a summary. With --window G it makes
+keys at false-positive rate P, and prints a summary. --kind blocked makes
+Apache Parquet's split-block filter instead of the classic one: one cache
+miss a key, 12% more bits at 1% (20% at 0.1%), and a bitset Parquet
+files store. With
+--window G it makes
 a window filter of G generations of N keys each, and fills the newest; see
 "edgebloom rotate". With --canonical, lines that are not http(s) URLs are
 counted as invalid and skipped. Progress goes to stderr: a bar on a
@@ -33,6 +37,7 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	var n count
 	fs.Var(&n, "n", "number of keys the filter is made for (1000000, 1e6, 1M)")
 	p := fs.Float64("p", 0.01, "target false-positive rate")
+	kind := fs.String("kind", "classic", "filter `kind`: classic or blocked (split-block, Parquet's)")
 	window := fs.Int("window", 0, "make a window filter of this many `generations`")
 	out := fs.String("o", "", "output `file` (default: stdout)")
 	every := fs.Duration("progress", 2*time.Second, "interval between progress lines when stderr is not a terminal; 0 for none")
@@ -48,6 +53,10 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 			return 2, fmt.Errorf("-p %g: the false-positive rate must be in (0, 1)", *p)
 		case *window < 0:
 			return 2, fmt.Errorf("--window %d: the number of generations must be at least 1", *window)
+		case *kind != "classic" && *kind != "blocked":
+			return 2, fmt.Errorf("--kind %q: the kind must be classic or blocked", *kind)
+		case *kind == "blocked" && *window > 0:
+			return 2, errors.New("--kind blocked and --window: a window's generations are classic filters")
 		case *out == "" && isTerminal(e.stdout):
 			return 2, errors.New("refusing to write a filter to a terminal: use -o FILE or redirect stdout")
 		}
@@ -56,7 +65,7 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 			return 2, err
 		}
 		defer src.Close()
-		f, k, finish, err := newOutput(e, uint64(n), *p, *window, *out)
+		f, k, finish, err := newOutput(e, uint64(n), *p, *kind, *window, *out)
 		if err != nil {
 			return 2, err
 		}
@@ -102,6 +111,9 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		if *window > 0 {
 			s.add("generations", "%d of %d bits each", *window, f.NumBits()/uint64(*window))
 		}
+		if *kind == "blocked" {
+			s.add("blocks", "%d of 256 bits", f.NumBits()/256)
+		}
 		s.add("bits", "%d (%s)", f.NumBits(), bytesIEC((f.NumBits()+7)/8))
 		s.add("k", "%d", k)
 		s.add("fill", "%.1f%%", 100*float64(f.SetBits())/float64(f.NumBits()))
@@ -120,7 +132,7 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 // path, or one in memory that finish writes to path or stdout. finish(true)
 // makes the output durable and releases it; finish(false) abandons it and
 // removes a partly written file.
-func newOutput(e *env, n uint64, p float64, window int, path string) (f filter, k uint32, finish func(ok bool) error, err error) {
+func newOutput(e *env, n uint64, p float64, kind string, window int, path string) (f filter, k uint32, finish func(ok bool) error, err error) {
 	emit := func(w io.WriterTo) func(bool) error {
 		return func(ok bool) error {
 			switch {
@@ -140,6 +152,13 @@ func newOutput(e *env, n uint64, p float64, window int, path string) (f filter, 
 			return nil, 0, nil, libError(err)
 		}
 		return w, w.NumHashes(), emit(w), nil
+	case kind == "blocked":
+		// One writer adds in input order, so the plain BlockedFilter fits.
+		b, err := bloom.NewBlocked(n, p)
+		if err != nil {
+			return nil, 0, nil, libError(err)
+		}
+		return b, b.NumHashes(), emit(b), nil
 	case path == "":
 		c, err := bloom.New(n, p)
 		if err != nil {

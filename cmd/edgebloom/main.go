@@ -27,6 +27,7 @@ const usage = `Usage: edgebloom <command> [flags] [arguments]
 
 Commands:
   build -n N [-p P] [-o FILE] [INPUT...]  make a filter from URLs, one a line
+        [--kind blocked]                  ... Parquet's split-block filter
         [--window G]                      ... or a window filter of G generations
   check [-q] FILE [KEY...]                print each key as present or absent
   add FILE [KEY...]                       add keys to a filter file

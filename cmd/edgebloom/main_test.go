@@ -13,6 +13,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/edgebloom/edgebloom/bloom"
 )
 
 // The tests run the built binary as a user would, through its exit status,
@@ -434,7 +436,7 @@ func TestWindowRotate(t *testing.T) {
 		t.Errorf("rotate of a classic filter: stderr %q; want %q", r.stderr, want)
 	}
 	r = expect(t, dir, "", 2, "merge", "-o", "m.bloom", "c.bloom", "w.bloom")
-	if want := "edgebloom: merge: w.bloom: cannot merge window filters, only classic ones\n"; r.stderr != want {
+	if want := "edgebloom: merge: w.bloom: cannot merge window filters, only classic or blocked ones\n"; r.stderr != want {
 		t.Errorf("merge with a window: stderr %q; want %q", r.stderr, want)
 	}
 }
@@ -477,4 +479,85 @@ func TestWriterLock(t *testing.T) {
 		t.Fatalf("first add: %v\n%s", err, firstErr.String())
 	}
 	expect(t, dir, "", 0, "check", "-q", "f.bloom", "https://example.com/page/1005?x=4")
+}
+
+// TestBlocked builds, checks, adds to, inspects and merges split-block
+// filters, and checks that the file's payload is the Parquet bitset.
+func TestBlocked(t *testing.T) {
+	dir := t.TempDir()
+	r := expect(t, dir, urls(0, 1000), 0, "build", "--kind", "blocked", "-n", "1000", "-p", "0.01", "-o", "a.bloom")
+	for name, want := range map[string]string{"keys": "1000", "blocks": "43 of 256 bits", "bits": "11008 (1.3 KiB)", "k": "8"} {
+		if got := summaryValue(t, r.stderr, name); got != want {
+			t.Errorf("build summary %s: got %q; want %q", name, got, want)
+		}
+	}
+	r = expect(t, dir, urls(0, 1000), 0, "check", "a.bloom")
+	if n := strings.Count(r.stdout, "\tpresent\n"); n != 1000 {
+		t.Errorf("check: %d of 1000 added keys present", n)
+	}
+	expect(t, dir, "", 1, "check", "-q", "a.bloom", "https://example.com/new")
+	r = expect(t, dir, "", 0, "add", "a.bloom", "https://example.com/new")
+	if !strings.HasPrefix(r.stderr, "1 keys, 1 new") && !strings.HasPrefix(r.stderr, "1 key, 1 new") {
+		t.Errorf("add: stderr %q", r.stderr)
+	}
+	expect(t, dir, "", 0, "check", "-q", "a.bloom", "https://example.com/new")
+
+	r = expect(t, dir, "", 0, "info", "--json", "a.bloom")
+	var got fileInfo
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatalf("info --json: %v\n%s", err, r.stdout)
+	}
+	if got.Kind != "blocked" || got.Bits != 43*256 || got.Hashes != 8 || got.Capacity != 1000 || got.TargetFPR != 0.01 ||
+		got.Count < 990 || got.Count > 1001 || got.EstimatedFPR < 0.005 || got.EstimatedFPR > 0.01 || got.Size != 64+43*32+8 {
+		t.Errorf("info --json: got %+v", got)
+	}
+
+	// The payload is the bitset of a Parquet split-block filter.
+	data, err := os.ReadFile(filepath.Join(dir, "a.bloom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := bloom.BlockedFromParquet(data[64 : len(data)-8])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !f.HasString("https://example.com/new") || !f.HasString("https://example.com/page/7?x=0") {
+		t.Errorf("the payload read as a Parquet bitset lacks added keys")
+	}
+
+	expect(t, dir, urls(1000, 1000), 0, "build", "--kind", "blocked", "-n", "1000", "-o", "b.bloom")
+	expect(t, dir, "", 0, "merge", "-o", "c.bloom", "a.bloom", "b.bloom")
+	r = expect(t, dir, urls(0, 2000), 0, "check", "c.bloom")
+	if n := strings.Count(r.stdout, "\tpresent\n"); n != 2000 {
+		t.Errorf("merged blocked filter has %d of 2000 keys", n)
+	}
+	if got := summaryValue(t, expect(t, dir, "", 0, "info", "c.bloom").stdout, "kind"); got != "blocked" {
+		t.Errorf("merged kind: got %q; want blocked", got)
+	}
+
+	expect(t, dir, urls(0, 10), 0, "build", "-n", "1000", "-o", "classic.bloom")
+	expect(t, dir, urls(0, 10), 0, "build", "--kind", "blocked", "-n", "2000", "-o", "big.bloom")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"merge", "-o", "x.bloom", "a.bloom", "classic.bloom"}, "edgebloom: merge: a.bloom and classic.bloom are incompatible: a blocked and a classic filter"},
+		{[]string{"merge", "-o", "x.bloom", "a.bloom", "big.bloom"}, "edgebloom: merge: a.bloom and big.bloom are incompatible: 11008 bits and 21760 bits (build both with the same -n and -p)"},
+		{[]string{"build", "--kind", "cuckoo", "-n", "10", "-o", "x.bloom"}, `edgebloom: build: --kind "cuckoo": the kind must be classic or blocked`},
+		{[]string{"build", "--kind", "blocked", "--window", "3", "-n", "10", "-o", "x.bloom"}, "edgebloom: build: --kind blocked and --window: a window's generations are classic filters"},
+		{[]string{"build", "--kind", "blocked", "-n", "1T", "-p", "1e-9", "-o", "x.bloom"}, "edgebloom: build: ..."},
+		{[]string{"rotate", "a.bloom"}, "edgebloom: rotate: a.bloom: a blocked filter has no generations to rotate; build one with --window"},
+	} {
+		r := expect(t, dir, "", 2, c.args...)
+		if prefix, ok := strings.CutSuffix(c.want, "..."); ok {
+			if !strings.HasPrefix(r.stderr, prefix) {
+				t.Errorf("%q: stderr %q; want it to start with %q", c.args, r.stderr, prefix)
+			}
+		} else if r.stderr != c.want+"\n" {
+			t.Errorf("%q: stderr %q; want %q", c.args, r.stderr, c.want+"\n")
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "x.bloom")); !os.IsNotExist(err) {
+		t.Errorf("a failed command left x.bloom behind: %v", err)
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/edgebloom/edgebloom/bloom"
 )
@@ -12,11 +13,19 @@ func init() {
 	commands = append(commands, &command{
 		name: "merge",
 		args: "-o OUT A B [C...]",
-		about: `Merge writes to OUT the union of classic filters A, B, ...: a key present in
-any of them is present in OUT. The filters must have the same number of
-bits, hash functions and seed, as filters built with the same -n and -p do.`,
+		about: `Merge writes to OUT the union of filters A, B, ..., all classic or all
+blocked: a key present in any of them is present in OUT. The filters must
+have the same number of bits, hash functions and seed, as filters built with
+the same --kind, -n and -p do.`,
 		flags: mergeFlags,
 	})
+}
+
+// A mergeable filter is a kind that merge can union: classic or blocked.
+type mergeable interface {
+	filter
+	io.WriterTo
+	FillRatio() float64
 }
 
 func mergeFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
@@ -28,24 +37,35 @@ func mergeFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		case len(args) < 2:
 			return 2, fmt.Errorf("want at least two filters, got %d", len(args))
 		}
-		var dst *bloom.Filter
+		var dst mergeable
+		var union func(ff *filterFile) error
 		var first *filterFile
 		for _, path := range args {
 			ff, err := load(path, readOnly)
 			if err != nil {
 				return 2, err
 			}
-			if ff.file == nil {
-				return 2, fmt.Errorf("%s: cannot merge %s filters, only classic ones", path, ff.info.Kind)
+			// A classic input is cloned into memory, so the inputs stay as
+			// they are; other kinds are read into memory by load.
+			switch {
+			case ff.info.Kind != "classic" && ff.info.Kind != "blocked":
+				return 2, fmt.Errorf("%s: cannot merge %s filters, only classic or blocked ones", path, ff.info.Kind)
+			case first != nil && ff.info.Kind != first.info.Kind:
+				return 2, fmt.Errorf("%s and %s are incompatible: a %s and a %s filter", first.path, path, first.info.Kind, ff.info.Kind)
+			case first != nil:
+				if err := union(ff); err != nil {
+					return 2, fmt.Errorf("%s and %s are incompatible: %s", first.path, path, difference(first.info, ff.info))
+				}
+			case ff.file != nil:
+				c := ff.file.Clone()
+				dst, union = c, func(ff *filterFile) error { return c.Union(ff.file.Clone()) }
+			default:
+				b := ff.f.(*bloom.BlockedFilter) // read into memory, owned here
+				dst, union = b, func(ff *filterFile) error { return b.Union(ff.f.(*bloom.BlockedFilter)) }
 			}
-			f := ff.file.Clone() // in memory: the inputs stay as they are
 			ff.close()
-			if dst == nil {
-				dst, first = f, ff
-				continue
-			}
-			if err := dst.Union(f); err != nil {
-				return 2, fmt.Errorf("%s and %s are incompatible: %s", first.path, path, difference(first.info, ff.info))
+			if first == nil {
+				first = ff
 			}
 		}
 		if err := writeFileAtomic(*out, dst); err != nil {

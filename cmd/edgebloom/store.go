@@ -97,6 +97,8 @@ func load(path string, mode access) (*filterFile, error) {
 		f, err = bloom.DecodeScalable(r, maxBits)
 	case "window":
 		f, err = bloom.DecodeWindow(r, maxBits)
+	case "blocked":
+		f, err = bloom.DecodeBlocked(r, maxBits)
 	default:
 		err = fmt.Errorf("%s filters are not supported", info.Kind)
 	}
