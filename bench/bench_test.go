@@ -17,16 +17,16 @@ var sizes = []struct {
 	name string
 	n    int
 }{
-	{"n=1M", 1_000_000},
-	{"n=10M", 10_000_000},
+	{"1M", 1_000_000},
+	{"10M", 10_000_000},
 }
 
 // A filter is one library's filter made for n keys at fpRate. Each function
 // runs a whole pass over a corpus, so the timed loops call the library
 // directly, not through an interface or a function value per key.
 type filter struct {
-	add   func(keys *corpus) (fresh int) // adds every key; fresh counts Adds that reported a new key
-	has   func(keys *corpus) (hits int)  // counts the keys reported present
+	add   func(keys []string) (fresh int) // adds every key; fresh counts Adds that reported a new key
+	has   func(keys []string) (hits int)  // counts the keys reported present
 	clear func()
 	bits  uint64
 	// wantFPR is the false-positive rate at n keys that the library sized
@@ -35,12 +35,21 @@ type filter struct {
 	wantFPR float64
 }
 
-// libs are the filters compared, edgebloom first.
-var libs = []struct {
-	name    string
-	addOnly bool // another Add of a library already listed, left out of Has
+// A lib is one row of the comparison.
+type lib struct {
+	name string
+	// addOnly marks another Add of a library already listed: it is left out
+	// of Has and of the FPR check.
+	addOnly bool
 	make    func(n int) filter
-}{
+}
+
+// libs are the filters compared, edgebloom first. Every library is called
+// through its string API where it has one, with the keys as the crawler
+// holds them; bits-and-blooms' AddString and TestString convert to []byte,
+// which copies keys longer than 32 bytes. To compare another filter, add a
+// row here: every benchmark, TestFPR and TestSideBySide pick it up.
+var libs = []lib{
 	{"edgebloom", false, newEdgebloom},
 	{"bitsandblooms", false, newBitsAndBlooms},
 	// TestAndAdd reports whether the key was present, as edgebloom's Add
@@ -49,17 +58,18 @@ var libs = []struct {
 	{"blobloom", false, newBlobloom},
 }
 
-// each calls fn on every key of c and counts the trues. It and the function
+// baseline is the library every other is compared with in the tables.
+const baseline = "bitsandblooms"
+
+// each calls fn on every key and counts the trues. It and the function
 // literals passed to it inline, so each library's Add or Has is called
 // directly, as in user code (a method value such as f.Has would be called
 // through a pointer).
-func each(c *corpus, fn func(key []byte) bool) (trues int) {
-	start := uint32(0)
-	for _, end := range c.end {
-		if fn(c.data[start:end]) {
+func each(keys []string, fn func(key string) bool) (trues int) {
+	for _, k := range keys {
+		if fn(k) {
 			trues++
 		}
-		start = end
 	}
 	return trues
 }
@@ -70,8 +80,8 @@ func newEdgebloom(n int) filter {
 		panic(err)
 	}
 	return filter{
-		add:     func(c *corpus) int { return each(c, func(k []byte) bool { return f.Add(k) }) },
-		has:     func(c *corpus) int { return each(c, func(k []byte) bool { return f.Has(k) }) },
+		add:     func(keys []string) int { return each(keys, func(k string) bool { return f.AddString(k) }) },
+		has:     func(keys []string) int { return each(keys, func(k string) bool { return f.HasString(k) }) },
 		clear:   f.Clear,
 		bits:    f.NumBits(),
 		wantFPR: fpRate,
@@ -84,13 +94,13 @@ func newBitsAndBloomsTestAndAdd(n int) filter { return bitsAndBlooms(n, true) }
 
 func bitsAndBlooms(n int, testAndAdd bool) filter {
 	f := bitsandblooms.NewWithEstimates(uint(n), fpRate)
-	add := func(c *corpus) int { return each(c, func(k []byte) bool { f.Add(k); return false }) }
+	add := func(keys []string) int { return each(keys, func(k string) bool { f.AddString(k); return false }) }
 	if testAndAdd {
-		add = func(c *corpus) int { return each(c, func(k []byte) bool { return !f.TestAndAdd(k) }) }
+		add = func(keys []string) int { return each(keys, func(k string) bool { return !f.TestAndAddString(k) }) }
 	}
 	return filter{
 		add:     add,
-		has:     func(c *corpus) int { return each(c, func(k []byte) bool { return f.Test(k) }) },
+		has:     func(keys []string) int { return each(keys, func(k string) bool { return f.TestString(k) }) },
 		clear:   func() { f.ClearAll() },
 		bits:    uint64(f.Cap()),
 		wantFPR: fpRate,
@@ -102,8 +112,12 @@ func bitsAndBlooms(n int, testAndAdd bool) filter {
 func newBlobloom(n int) filter {
 	f := blobloom.NewOptimized(blobloom.Config{Capacity: uint64(n), FPRate: fpRate})
 	return filter{
-		add:     func(c *corpus) int { return each(c, func(k []byte) bool { f.Add(xxhash.Sum64(k)); return false }) },
-		has:     func(c *corpus) int { return each(c, func(k []byte) bool { return f.Has(xxhash.Sum64(k)) }) },
+		add: func(keys []string) int {
+			return each(keys, func(k string) bool { f.Add(xxhash.Sum64String(k)); return false })
+		},
+		has: func(keys []string) int {
+			return each(keys, func(k string) bool { return f.Has(xxhash.Sum64String(k)) })
+		},
 		clear:   f.Clear,
 		bits:    f.NumBits(),
 		wantFPR: f.FPRate(uint64(n)),
@@ -118,25 +132,27 @@ func BenchmarkAdd(b *testing.B) { forEach(b, true, benchmarkAdd) }
 // them present and half never added, in random order. ns/op is per probe.
 func BenchmarkHas(b *testing.B) { forEach(b, false, benchmarkHas) }
 
-// forEach runs bench for every size and library, as sub-benchmarks named
-// n=<size>/lib=<library> for benchstat. Making the keys is not timed.
-func forEach(b *testing.B, withAddOnly bool, bench func(b *testing.B, f filter, n int)) {
-	for _, size := range sizes {
-		b.Run(size.name, func(b *testing.B) {
-			presentKeys(size.n) // make the corpus outside the timed sub-benchmarks
-			absentKeys()
-			for _, lib := range libs {
-				if lib.addOnly && !withAddOnly {
-					continue
+// forEach runs bench for every corpus, size and library, as sub-benchmarks
+// named corpus=<kind>/n=<size>/lib=<library> for benchstat. Making the keys
+// is not timed.
+func forEach(b *testing.B, withAddOnly bool, bench func(b *testing.B, f filter, kind urlKind, n int)) {
+	for _, kind := range urlKinds {
+		for _, size := range sizes {
+			b.Run("corpus="+kind.name+"/n="+size.name, func(b *testing.B) {
+				keySets(kind, size.n) // make the corpus outside the timed sub-benchmarks
+				for _, lib := range libs {
+					if lib.addOnly && !withAddOnly {
+						continue
+					}
+					b.Run("lib="+lib.name, func(b *testing.B) { bench(b, lib.make(size.n), kind, size.n) })
 				}
-				b.Run("lib="+lib.name, func(b *testing.B) { bench(b, lib.make(size.n), size.n) })
-			}
-		})
+			})
+		}
 	}
 }
 
-func benchmarkAdd(b *testing.B, f filter, n int) {
-	keys := presentKeys(n)
+func benchmarkAdd(b *testing.B, f filter, kind urlKind, n int) {
+	keys, absent, _, _ := keySets(kind, n)
 	var cpu cpuTimer
 	b.ResetTimer()
 	for range b.N {
@@ -144,30 +160,30 @@ func benchmarkAdd(b *testing.B, f filter, n int) {
 		f.clear() // also faults the bitset's pages in, so the timed adds don't
 		b.StartTimer()
 		cpu.start()
-		f.add(keys)
+		f.add(keys.keys)
 		cpu.stop()
 	}
 	b.StopTimer()
-	report(b, f, n, n, cpu)
+	report(b, f, n, n, cpu, absent)
 }
 
-func benchmarkHas(b *testing.B, f filter, n int) {
+func benchmarkHas(b *testing.B, f filter, kind urlKind, n int) {
+	keys, absent, mix, present := keySets(kind, n)
 	f.clear()
-	f.add(presentKeys(n))
-	mix, present := probeMix(n)
+	f.add(keys.keys)
 	var cpu cpuTimer
 	hits := 0
 	b.ResetTimer()
 	cpu.start()
 	for range b.N {
-		hits = f.has(mix)
+		hits = f.has(mix.keys)
 	}
 	cpu.stop()
 	b.StopTimer()
 	if hits < present {
 		b.Fatalf("%d hits for %d present keys: false negatives", hits, present)
 	}
-	report(b, f, n, mix.len(), cpu)
+	report(b, f, n, mix.len(), cpu, absent)
 }
 
 // A cpuTimer adds up the process's CPU time over the timed parts of a
@@ -180,20 +196,19 @@ func (t *cpuTimer) start() { t.started = processCPU() }
 func (t *cpuTimer) stop()  { t.total += processCPU() - t.started }
 
 // report sets ns/op to the time per key, from perOp keys per iteration, and
-// reports the CPU time per key, the false-positive rate measured on
+// reports the CPU time per key, the false-positive rate measured on the
 // never-added keys and the bits per key.
-func report(b *testing.B, f filter, n, perOp int, cpu cpuTimer) {
+func report(b *testing.B, f filter, n, perOp int, cpu cpuTimer, absent *corpus) {
 	keys := float64(b.N) * float64(perOp)
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/keys, "ns/op")
 	if cpu.total > 0 {
 		b.ReportMetric(float64(cpu.total.Nanoseconds())/keys, "cpu-ns/op")
 	}
-	b.ReportMetric(measureFPR(f), "fpr")
+	b.ReportMetric(measureFPR(f, absent), "fpr")
 	b.ReportMetric(float64(f.bits)/float64(n), "bits/key")
 }
 
 // measureFPR returns the fraction of never-added keys that f reports present.
-func measureFPR(f filter) float64 {
-	absent := absentKeys()
-	return float64(f.has(absent)) / float64(absent.len())
+func measureFPR(f filter, absent *corpus) float64 {
+	return float64(f.has(absent.keys)) / float64(absent.len())
 }

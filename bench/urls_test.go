@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"runtime"
 	"strconv"
 	"sync"
 )
@@ -17,110 +18,96 @@ const firstAbsent = 1 << 39
 // of 1%.
 const numAbsent = 1_000_000
 
-// A corpus holds keys back to back in one byte slice, made before any timing
-// starts. Ten million URLs take about 800 MB this way, against about 1.2 GB
-// as separate strings or slices.
+// A corpus holds keys the way a crawler holds them: each URL its own string,
+// made by its own allocation, and the slice in random order, so that reading
+// the keys in slice order reads their bytes from all over the heap, as a
+// crawler does with URLs that arrived at different times. Ten million URLs
+// take about 1.1 GB this way. The corpora are made before any timing starts.
 type corpus struct {
-	data []byte
-	end  []uint32 // key j is data[end[j-1]:end[j]], with end[-1] = 0
+	keys []string
 }
 
-func (c *corpus) len() int { return len(c.end) }
+func (c *corpus) len() int { return len(c.keys) }
 
-func (c *corpus) key(j int) []byte {
-	start := uint32(0)
-	if j > 0 {
-		start = c.end[j-1]
-	}
-	return c.data[start:c.end[j]]
+// A urlKind is one family of URLs: appendURL (crawler-like ASCII URLs) or
+// appendIntlURL (half of them non-ASCII). Every kind writes URL number i
+// with the index readable back by urlIndex, so present and absent keys can
+// be told apart, and distinct i give distinct URLs.
+type urlKind struct {
+	name   string
+	append func(dst []byte, i uint64) []byte
 }
 
-// prefix returns the first n keys of c without copying.
-func (c *corpus) prefix(n int) *corpus {
-	return &corpus{data: c.data[:c.end[n-1]], end: c.end[:n]}
+// urlKinds are the corpora every benchmark runs on.
+var urlKinds = []urlKind{
+	{"crawl", appendURL},
+	{"intl", appendIntlURL},
 }
 
-func (c *corpus) append(key []byte) {
-	c.data = append(c.data, key...)
-	c.end = append(c.end, uint32(len(c.data)))
-}
-
-// makeCorpus returns the URLs with indexes first, first+1, … first+n-1.
-func makeCorpus(first uint64, n int) *corpus {
-	c := &corpus{data: make([]byte, 0, n*84), end: make([]uint32, n)}
+// makeCorpus returns the URLs of kind with indexes first, first+1, …
+// first+n-1, each its own string, shuffled with a fixed seed.
+func makeCorpus(kind urlKind, first uint64, n int) *corpus {
+	c := &corpus{keys: make([]string, n)}
+	var buf []byte
 	for j := range n {
-		c.data = appendURL(c.data, first+uint64(j))
-		c.end[j] = uint32(len(c.data))
+		buf = kind.append(buf[:0], first+uint64(j))
+		c.keys[j] = string(buf) // one allocation per key
+	}
+	r := rng(corpusSeed ^ first ^ uint64(n))
+	for j := n - 1; j > 0; j-- {
+		i := r.intn(j + 1)
+		c.keys[i], c.keys[j] = c.keys[j], c.keys[i]
 	}
 	return c
 }
 
 // The corpora are made once per test binary and shared by every benchmark.
+// Only one kind and size is kept at a time: 10M URLs of both kinds would
+// hold 2.5 GB.
 var corpora struct {
 	sync.Mutex
-	present *corpus         // URLs 0, 1, …: the largest n asked for so far
-	absent  *corpus         // numAbsent URLs from firstAbsent on
-	mixes   map[int]*corpus // probeMix by n
+	kind    string
+	n       int
+	present *corpus // URLs 0 … n-1 of kind, the keys every filter is filled with
+	absent  *corpus // numAbsent URLs of kind from firstAbsent on
+	mix     *corpus // probeMix for present
+	inMix   int     // present keys in mix
 }
 
-// presentKeys returns URLs 0 … n-1, the keys every filter is filled with.
-func presentKeys(n int) *corpus {
+// keySets returns the present keys of kind for filters of n keys, the
+// numAbsent never-added keys, and the Has benchmarks' probe mix with the
+// number of present keys in it.
+func keySets(kind urlKind, n int) (present, absent, mix *corpus, inMix int) {
 	corpora.Lock()
 	defer corpora.Unlock()
-	if corpora.present == nil || corpora.present.len() < n {
-		corpora.present = nil // let the old one go before making the new one
-		corpora.present = makeCorpus(0, n)
+	if corpora.kind != kind.name || corpora.n != n {
+		// Let the old sets go before making the new ones.
+		corpora.present, corpora.absent, corpora.mix = nil, nil, nil
+		runtime.GC()
+		corpora.kind, corpora.n = kind.name, n
+		corpora.present = makeCorpus(kind, 0, n)
+		corpora.absent = makeCorpus(kind, firstAbsent, numAbsent)
+		corpora.mix, corpora.inMix = probeMix(corpora.present, corpora.absent)
 	}
-	return corpora.present.prefix(n)
+	return corpora.present, corpora.absent, corpora.mix, corpora.inMix
 }
 
-// absentKeys returns numAbsent URLs that are never added to any filter.
-func absentKeys() *corpus {
-	corpora.Lock()
-	defer corpora.Unlock()
-	if corpora.absent == nil {
-		corpora.absent = makeCorpus(firstAbsent, numAbsent)
-	}
-	return corpora.absent
-}
-
-// probeMix returns the keys the Has benchmarks probe, for filters holding
-// presentKeys(n): numAbsent keys in a fixed random order, each with
-// probability 1/2 a present key (any of the n) and otherwise a never-added
-// one, copied into one slice so probing reads them sequentially. It also
-// returns how many of them are present.
-func probeMix(n int) (mix *corpus, present int) {
-	keys, absent := presentKeys(n), absentKeys()
-	corpora.Lock()
-	defer corpora.Unlock()
-	if m := corpora.mixes[n]; m != nil {
-		return m, countPresent(m)
-	}
-	r := rng(corpusSeed ^ uint64(n))
-	mix = &corpus{data: make([]byte, 0, len(absent.data)), end: make([]uint32, 0, numAbsent)}
+// probeMix returns the keys the Has benchmarks probe: numAbsent keys in a
+// fixed random order, each with probability 1/2 one of present (the same
+// string, as a crawler probes the URL it holds) and otherwise one of absent.
+// It also returns how many of them are present.
+func probeMix(present, absent *corpus) (mix *corpus, inMix int) {
+	r := rng(corpusSeed ^ uint64(present.len()))
+	mix = &corpus{keys: make([]string, numAbsent)}
 	for j := range numAbsent {
 		if r.intn(2) == 0 {
-			mix.append(keys.key(r.intn(n)))
+			mix.keys[j] = present.keys[r.intn(present.len())]
+			inMix++
 		} else {
-			mix.append(absent.key(j))
+			mix.keys[j] = absent.keys[j]
 		}
 	}
-	if corpora.mixes == nil {
-		corpora.mixes = make(map[int]*corpus)
-	}
-	corpora.mixes[n] = mix
-	return mix, countPresent(mix)
-}
-
-// countPresent counts the keys of a probe mix that were added: those whose
-// index, read back from the URL, is below firstAbsent.
-func countPresent(mix *corpus) (present int) {
-	for j := range mix.len() {
-		if urlIndex(mix.key(j)) < firstAbsent {
-			present++
-		}
-	}
-	return present
+	return mix, inMix
 }
 
 // rng is a SplitMix64 generator.
@@ -169,13 +156,7 @@ func appendURL(dst []byte, i uint64) []byte {
 	target := 40 + r.intn(41) + r.intn(41)
 	start := len(dst)
 
-	dst = append(dst, "https://www."...)
-	host := r.intn(1 << r.intn(17))
-	for s := 0; s < 2 || host > 0; s++ {
-		dst = append(dst, syllables[host%len(syllables)]...)
-		host /= len(syllables)
-	}
-	dst = append(dst, tlds[r.intn(len(tlds))]...)
+	dst = appendHost(append(dst, "https://"...), &r)
 
 	id := scramble(i)
 	tail := 1 + digits(id) // "-<id>"
@@ -225,6 +206,18 @@ func appendURL(dst []byte, i uint64) []byte {
 	return dst
 }
 
+// appendHost appends "www.", a host name log-uniform over 2^16 names and a
+// top-level domain.
+func appendHost(dst []byte, r *rng) []byte {
+	dst = append(dst, "www."...)
+	host := r.intn(1 << r.intn(17))
+	for s := 0; s < 2 || host > 0; s++ {
+		dst = append(dst, syllables[host%len(syllables)]...)
+		host /= len(syllables)
+	}
+	return append(dst, tlds[r.intn(len(tlds))]...)
+}
+
 const mask40 = 1<<40 - 1
 
 // scramble is a bijection on [0, 2^40): odd multipliers and xor-shifts are
@@ -258,7 +251,7 @@ func inverse40(a uint64) uint64 {
 }
 
 // urlIndex returns the index i that appendURL made key from.
-func urlIndex(key []byte) uint64 {
+func urlIndex(key string) uint64 {
 	end := len(key)
 	for j, c := range key {
 		if c == '?' {
@@ -270,9 +263,9 @@ func urlIndex(key []byte) uint64 {
 	for start > 0 && key[start-1] >= '0' && key[start-1] <= '9' {
 		start--
 	}
-	id, err := strconv.ParseUint(string(key[start:end]), 10, 64)
+	id, err := strconv.ParseUint(key[start:end], 10, 64)
 	if err != nil {
-		panic("bench: not a corpus URL: " + string(key))
+		panic("bench: not a corpus URL: " + key)
 	}
 	return unscramble(id)
 }
