@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Build and test entry points. Usage: bash build.sh <target>
 #   build      build js/edgebloom.wasm and the module-scoped js/wasm_exec.js
-#   test       everything npm test runs
+#   test       everything npm test runs (after setup)
 #   demo       build, then serve web-demo/ on http://127.0.0.1:${PORT:-8080}
+#   setup      what the tests need: deps, then the system packages below
+#   deps       npm ci when node_modules is missing or older than package-lock.json
 #   test-go    Go tests: lint, host (+race), GOARCH=386, GOOS=js GOARCH=wasm, fuzz smoke
 #   test-js    Node tests of the npm module (js/test)
 #   test-e2e   headless Chromium and workerd tests (e2e/)
@@ -11,6 +13,54 @@ set -euo pipefail
 cd "$(dirname "$0")"
 
 log() { printf '\n==> %s\n' "$*"; }
+
+# npm ci when node_modules is missing or older than package-lock.json (the
+# hidden lockfile npm writes into node_modules is its install record), so a
+# fresh clone or a changed lockfile installs once and later runs skip it.
+# npm is global, so running this from inside "npm test" is safe.
+ensure_node_modules() {
+	if [ -f node_modules/.package-lock.json ] && ! [ package-lock.json -nt node_modules/.package-lock.json ]; then
+		return 0
+	fi
+	log "npm ci"
+	npm ci --no-audit --no-fund
+}
+
+# System programs the tests run, as "command Debian-package" pairs: e2e/
+# drives Debian's Chromium at /usr/bin/chromium through playwright-core,
+# and the Redis tests start a real redis-server. What is missing is
+# installed with one apt-get install when running as root; otherwise the
+# run stops with one line naming the command.
+system_packages=(
+	"/usr/bin/chromium chromium"
+	"redis-server redis-server"
+)
+
+ensure_system_packages() {
+	local entry cmd pkg missing=()
+	for entry in "${system_packages[@]}"; do
+		read -r cmd pkg <<<"$entry"
+		if [[ $cmd == /* ]]; then
+			[ -x "$cmd" ] && continue
+		else
+			command -v "$cmd" >/dev/null 2>&1 && continue
+		fi
+		[[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
+	done
+	[ ${#missing[@]} -eq 0 ] && return 0
+	if [ "$(id -u)" -ne 0 ] || ! command -v apt-get >/dev/null 2>&1; then
+		echo "build.sh: the tests need ${missing[*]}: run sudo apt-get install -y ${missing[*]}" >&2
+		return 1
+	fi
+	log "apt-get install ${missing[*]}"
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
+}
+
+setup() {
+	ensure_node_modules
+	ensure_system_packages
+}
 
 lint_go() {
 	log "gofmt and go vet"
@@ -119,15 +169,18 @@ test_worker() {
 
 case "${1:-}" in
 build) build_wasm ;;
+deps) ensure_node_modules ;;
+setup) setup ;;
 demo)
 	build_wasm
 	exec node web-demo/serve.js
 	;;
-test-go) test_go ;;
-test-js) build_wasm && test_js ;;
-test-e2e) build_wasm && test_e2e ;;
-test-worker) build_wasm && test_worker ;;
+test-go) setup && test_go ;;
+test-js) setup && build_wasm && test_js ;;
+test-e2e) setup && build_wasm && test_e2e ;;
+test-worker) setup && build_wasm && test_worker ;;
 test)
+	setup
 	test_go
 	build_wasm
 	test_js
@@ -135,7 +188,7 @@ test)
 	test_worker
 	;;
 *)
-	sed -n '2,6p' "$0" >&2
+	sed -n '2,/^set -euo/{/^#/p}' "$0" >&2
 	exit 2
 	;;
 esac
