@@ -10,20 +10,33 @@ import (
 	"github.com/edgebloom/edgebloom/bloom"
 )
 
+// The README's Go usage, run: every line of it stands here.
 func ExampleNew() {
-	f, err := bloom.New(1_000_000, 0.01) // 1 M keys at 1% false positives
+	f, err := bloom.New(1_000_000, 0.01) // 1 M keys at 1 % false positives: 9.6 bits a key, k = 7
 	if err != nil {
 		log.Fatal(err)
 	}
-	f.AddString("https://example.com/")
-	fmt.Println(f.HasString("https://example.com/"))      // probably in f
-	fmt.Println(f.HasString("https://example.com/other")) // certainly not
-	fmt.Println(f.NumBits(), "bits,", f.NumHashes(), "hashes")
+	if f.AddString("https://example.com/") { // test-and-add in one call
+		crawl("https://example.com/") // true: it was new
+	}
+	fmt.Println(f.HasString("https://example.com/"))      // true: probably in f
+	fmt.Println(f.HasString("https://example.com/other")) // false: certainly not
+
+	data, _ := f.MarshalBinary()                         // the portable format, docs/format.md
+	g, err := bloom.Decode(bytes.NewReader(data), 1<<33) // from an untrusted reader: at most 2^33 bits
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(g.Equal(f), g.NumBits(), "bits,", g.NumHashes(), "hashes")
 	// Output:
+	// crawl https://example.com/
 	// true
 	// false
-	// 9585059 bits, 7 hashes
+	// true 9585059 bits, 7 hashes
 }
+
+// crawl stands for a crawler's fetch.
+func crawl(url string) { fmt.Println("crawl", url) }
 
 // A crawler tests and adds in one call: Add reports whether the URL was new.
 func ExampleFilter_Add() {
@@ -107,6 +120,19 @@ func ExampleWindowFilter() {
 	// false
 	// true
 	// false
+}
+
+// The README's window: "seen in the last 7 days".
+func ExampleNewWindow() {
+	url := "https://example.com/"
+	w, err := bloom.NewWindow(1_000_000, 0.001, 7) // 7 generations of 1 M keys
+	if err != nil {
+		log.Fatal(err)
+	}
+	w.AddString(url) // true when no generation had it
+	w.Rotate()       // once a day: the oldest day goes
+	fmt.Println(w.HasString(url), w.Generations())
+	// Output: true 7
 }
 
 func ExampleDecode() {

@@ -2,6 +2,7 @@ package urlkey_test
 
 import (
 	"fmt"
+	"log"
 
 	"github.com/edgebloom/edgebloom/urlkey"
 )
@@ -24,4 +25,14 @@ func ExampleCanonical() {
 	// http://[2001:db8::1]:8080/~user/ <nil>
 	//  urlkey: scheme "ftp" is not http, https, ws or wss
 	// https://example.com/?id=1&utm_source=x
+}
+
+// The README's example: the canonical form is the key a Bloom filter gets.
+func ExampleCanonical_filterKey() {
+	key, err := urlkey.Canonical("HTTPS://Bücher.Example:443/a/../b?z=1&utm_source=x&a=2#top", urlkey.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(key) // then f.AddString(key)
+	// Output: https://xn--bcher-kva.example/b?a=2&z=1
 }

@@ -1,0 +1,39 @@
+//go:build !js && !wasip1
+
+package bloom_test
+
+import (
+	"fmt"
+	"log"
+	"os"
+	"path/filepath"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+// The README's file-backed seen-set: the file is at every moment a filter in
+// the portable format, and a reader opens it while the writer has it.
+func ExampleCreate() {
+	dir, err := os.MkdirTemp("", "edgebloom-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	url := "https://example.com/"
+
+	ff, err := bloom.Create(filepath.Join(dir, "seen.bloom"), 10_000_000, 0.001) // or bloom.Open / bloom.OpenReadOnly
+	if err != nil {
+		log.Fatal(err)
+	}
+	ff.AddString(url)
+	ff.Sync()  // durable: a process killed later still finds every key added before this
+	ff.Close() // syncs; a second writer of the file gets bloom.ErrLocked meanwhile
+
+	ro, err := bloom.OpenReadOnly(filepath.Join(dir, "seen.bloom"))
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ro.Close()
+	fmt.Println(ro.HasString(url), ro.Count())
+	// Output: true 1
+}

@@ -1,0 +1,220 @@
+package bloom_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestREADMEGoSnippets keeps the README's Go code compiling: every
+// paragraph of every Go block in README.md (blocks of signatures aside)
+// must stand, token for token with comments and layout aside, in the body of
+// an Example function of an example_test.go in this repository, which go
+// test compiles and runs. An import line must be imported by such a file.
+func TestREADMEGoSnippets(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := readExamples(t, "..")
+	if len(examples) == 0 {
+		t.Fatal("no Example functions found")
+	}
+	checked := 0
+	for _, block := range goBlocks(string(readme)) {
+		if signaturesOnly(block.text) {
+			continue
+		}
+		for _, para := range strings.Split(block.text, "\n\n") {
+			code, imports := splitImports(para)
+			for _, imp := range imports {
+				if !anyImports(examples, imp) {
+					t.Errorf("README.md:%d: no example_test.go imports %q", block.line, imp)
+				}
+			}
+			toks := tokens(code)
+			if len(toks) == 0 {
+				continue
+			}
+			checked++
+			if !anyContains(examples, toks) {
+				t.Errorf("README.md:%d: no Example function contains this code; make it one (or change it to match one):\n%s",
+					block.line, code)
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("README.md has no Go code to check")
+	}
+}
+
+type goBlock struct {
+	line int // of the opening fence
+	text string
+}
+
+var fence = regexp.MustCompile("(?ms)^```go\n(.*?)^```")
+
+func goBlocks(md string) []goBlock {
+	var blocks []goBlock
+	for _, m := range fence.FindAllStringSubmatchIndex(md, -1) {
+		blocks = append(blocks, goBlock{
+			line: strings.Count(md[:m[0]], "\n") + 1,
+			text: strings.TrimSpace(md[m[2]:m[3]]),
+		})
+	}
+	return blocks
+}
+
+// signaturesOnly reports whether every line of a block is a func
+// signature or a comment: an API list, not code.
+func signaturesOnly(block string) bool {
+	for _, line := range strings.Split(block, "\n") {
+		line = strings.TrimSpace(line)
+		if line != "" && !strings.HasPrefix(line, "func ") && !strings.HasPrefix(line, "//") {
+			return false
+		}
+	}
+	return true
+}
+
+var importLine = regexp.MustCompile(`^import\s+("[^"]+")`)
+
+func splitImports(para string) (code string, imports []string) {
+	var rest []string
+	for _, line := range strings.Split(para, "\n") {
+		if m := importLine.FindStringSubmatch(line); m != nil {
+			path, _ := strconv.Unquote(m[1])
+			imports = append(imports, path)
+			continue
+		}
+		rest = append(rest, line)
+	}
+	return strings.TrimSpace(strings.Join(rest, "\n")), imports
+}
+
+type tok struct {
+	tok token.Token
+	lit string
+}
+
+// tokens scans Go source into tokens without comments. Inserted and
+// written semicolons compare equal.
+func tokens(src string) []tok {
+	var s scanner.Scanner
+	fset := token.NewFileSet()
+	file := fset.AddFile("", fset.Base(), len(src))
+	s.Init(file, []byte(src), nil, 0)
+	var toks []tok
+	for {
+		_, t, lit := s.Scan()
+		if t == token.EOF {
+			return toks
+		}
+		if t == token.SEMICOLON {
+			lit = ""
+		}
+		toks = append(toks, tok{t, lit})
+	}
+}
+
+type exampleFile struct {
+	imports []string
+	bodies  [][]tok // of its Example functions
+}
+
+// readExamples parses every example_test.go below root.
+func readExamples(t *testing.T, root string) []exampleFile {
+	t.Helper()
+	var files []exampleFile
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, "_test.go") || !strings.HasPrefix(name, "example") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		var ef exampleFile
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			ef.imports = append(ef.imports, p)
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv != nil || fn.Body == nil || !strings.HasPrefix(fn.Name.Name, "Example") {
+				continue
+			}
+			body := src[fset.Position(fn.Body.Lbrace).Offset+1 : fset.Position(fn.Body.Rbrace).Offset]
+			ef.bodies = append(ef.bodies, tokens(string(body)))
+		}
+		files = append(files, ef)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func anyImports(files []exampleFile, path string) bool {
+	for _, f := range files {
+		for _, p := range f.imports {
+			if p == path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func anyContains(files []exampleFile, want []tok) bool {
+	for _, f := range files {
+		for _, body := range f.bodies {
+			if containsRun(body, want) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// containsRun reports whether want stands in have as a contiguous run.
+func containsRun(have, want []tok) bool {
+	for i := 0; i+len(want) <= len(have); i++ {
+		match := true
+		for j := range want {
+			if have[i+j] != want[j] {
+				match = false
+				break
+			}
+		}
+		if match {
+			return true
+		}
+	}
+	return false
+}
