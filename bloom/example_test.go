@@ -181,6 +181,34 @@ func ExampleNewBlocked() {
 	// 42081 blocks, 1346592 bytes of Parquet bitset
 }
 
+// The README's split-block filter: built here, its bitset goes into a
+// Parquet file; read back from one, it answers for that column chunk.
+func ExampleBlockedFilter() {
+	url := "https://example.com/"
+	b, err := bloom.NewBlocked(10_000_000, 0.01) // 420 805 blocks, 10.8 bits a key (sized from the split-block rate)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if b.AddString(url) { // test-and-add, as for Filter
+		crawl(url)
+	}
+	bitset := b.ParquetBitset() // after a BloomFilterHeader{numBytes: len(bitset), BLOCK, XXHASH, UNCOMPRESSED}
+
+	bitsetFromAParquetFile := bitset // here, the bytes just written
+	value := "https://example.com/other"
+
+	p, err := bloom.BlockedFromParquet(bitsetFromAParquetFile) // validated: whole 32-byte blocks, at most 1 GiB
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(p.HasString(value)) // false: certainly not in that column chunk
+	fmt.Println(p.HasString(url), b.NumBlocks(), "blocks")
+	// Output:
+	// crawl https://example.com/
+	// false
+	// true 420805 blocks
+}
+
 // BlockedFromParquet reads the bitset of a Parquet split-block Bloom filter,
 // the numBytes bytes after a column chunk's BloomFilterHeader.
 func ExampleBlockedFromParquet() {
