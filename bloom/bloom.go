@@ -10,7 +10,8 @@
 //
 // # Kinds
 //
-// Filter is the classic bitset. CountingFilter keeps 4-bit counters and
+// Filter is the classic bitset, for one writer at a time; SyncFilter is the
+// same filter for concurrent writers. CountingFilter keeps 4-bit counters and
 // supports Remove. ScalableFilter grows by layers when it fills, keeping its
 // false-positive rate bounded without knowing the final size. WindowFilter
 // keeps the keys of the last few periods ("seen in the last 7 days") in
@@ -39,12 +40,16 @@
 //
 // # Concurrency
 //
-// Filter and CountingFilter are safe for concurrent use by many goroutines
-// without locks: bits are set with atomic OR on 64-bit words and counters
-// change by compare-and-swap. ScalableFilter, WindowFilter and FileFilter
-// take locks. Union, Intersect,
-// Clear and decoding into an existing filter must not overlap other calls on
-// the filter they change.
+// A Filter is for one writer: any number of goroutines may call Has and the
+// statistics while nobody changes it, and changes (Add, Union, Clear, …)
+// must not overlap any other call. It sets bits with plain loads and ORs,
+// the fastest way on every platform. SyncFilter holds the same bits in the
+// same format for concurrent writers: Add and Has run in parallel without
+// locks, setting bits by atomic OR on 64-bit words. CountingFilter is safe
+// for concurrent Add, Remove and Has too (its counters change by
+// compare-and-swap). BlockedFilter, like Filter, has one writer at a time.
+// ScalableFilter, WindowFilter and FileFilter take locks and run their Adds
+// and Has calls in parallel where they can (see each type).
 package bloom
 
 import (
@@ -53,15 +58,23 @@ import (
 	"sync/atomic"
 )
 
-// A Filter is a classic Bloom filter of m bits and k hash functions.
+// A Filter is a classic Bloom filter of m bits and k hash functions, for
+// one writer: any number of goroutines may call Has, HasString and the
+// statistics at once while nobody writes, and one goroutine at a time may
+// change it (Add, AddString, Union, Intersect, Clear, UnmarshalBinary,
+// ReadFrom) while no other call runs. For concurrent writers use
+// SyncFilter, which holds the same bits in the same format.
 //
 // The zero value is not usable; make one with New or NewWithSize.
 type Filter struct {
+	// count is first so that it is 64-bit aligned on 32-bit platforms,
+	// where sync/atomic needs that: SyncFilter, WindowFilter and FileFilter
+	// change it atomically.
+	count    uint64
 	words    []uint64 // the m bits, bit i in words[i/64] at 1<<(i%64)
 	m        uint64
 	k        uint32
 	seed     uint64
-	count    atomic.Uint64
 	capacity uint64  // 0 when made from an explicit size
 	fpRate   float64 // 0 when made from an explicit size
 }
@@ -107,9 +120,6 @@ func wordsFor(m uint64) uint64 { return (m + 63) / 64 }
 // at least one of its bits was unset before. One call tests and adds, which
 // is what a crawler needs: "if f.Add(url) { fetch(url) }". A false return
 // for a key never added before is a false positive.
-//
-// When goroutines add the same key at the same time, more than one of them
-// may get true.
 func (f *Filter) Add(key []byte) bool { return f.add(sum(key, f.seed)) }
 
 // AddString is Add for a string, hashed as its UTF-8 bytes.
@@ -129,7 +139,7 @@ func (f *Filter) has(h uint64) bool {
 	words, m, k := f.words, f.m, uint64(f.k)
 	x, y := start(h, m)
 	for i := uint64(1); ; i++ {
-		if load64(&words[x>>6])&(1<<(x&63)) == 0 {
+		if words[x>>6]&(1<<(x&63)) == 0 {
 			return false
 		}
 		if i == k {
@@ -140,17 +150,17 @@ func (f *Filter) has(h uint64) bool {
 }
 
 func (f *Filter) add(h uint64) bool {
-	// Load every word first (a plain load on amd64 and arm64) and note in
-	// missing which of the k bits are unset, without branching on them, so
-	// the CPU overlaps the k cache misses. A key already present, most of a
-	// crawler's traffic, stops there and writes nothing.
+	// Load every word first and note in missing which of the k bits are
+	// unset, without branching on them, so the CPU overlaps the k cache
+	// misses. A key already present, most of a crawler's traffic, stops
+	// there and writes nothing.
 	words, m, k := f.words, f.m, uint64(f.k)
 	var pos [MaxHashes]uint64
 	var missing uint64 // bit i for pos[i]
 	x, y := start(h, m)
 	for i := uint64(0); ; {
 		pos[i&(MaxHashes-1)] = x
-		missing |= (^load64(&words[x>>6]) >> (x & 63) & 1) << (i & 63)
+		missing |= (^words[x>>6] >> (x & 63) & 1) << (i & 63)
 		if i++; i == k {
 			break
 		}
@@ -159,30 +169,25 @@ func (f *Filter) add(h uint64) bool {
 	if missing == 0 {
 		return false
 	}
-
 	// Then set the missing bits, visiting only those: a branch per position
-	// would mispredict about once a key. Seeing a bit unset already makes
-	// the key new, whoever sets the bit, so the OR's old value is not
-	// needed; on amd64 that makes it one LOCK OR rather than a
-	// compare-and-swap loop. Even so, the atomic writes are most of an Add
-	// that sets bits: about 7 ns each on the bench machine, against 1 ns
-	// for a plain OR, and each one holds back the next key's loads
-	// (bench/README.md).
+	// would mispredict about once a key.
 	for ; missing != 0; missing &= missing - 1 {
 		x := pos[bits.TrailingZeros64(missing)&(MaxHashes-1)]
-		or64(&words[x>>6], 1<<(x&63))
+		words[x>>6] |= 1 << (x & 63)
 	}
-	f.count.Add(1)
+	f.count++
 	return true
 }
 
-// clone returns a copy of f that shares no memory with it.
+// clone returns a copy of f that shares no memory with it. It reads f's
+// words and count atomically, so it may run while a SyncFilter, a window
+// generation or a FileFilter takes Adds.
 func (f *Filter) clone() *Filter {
 	c := &Filter{words: make([]uint64, len(f.words)), m: f.m, k: f.k, seed: f.seed, capacity: f.capacity, fpRate: f.fpRate}
 	for i := range f.words {
-		c.words[i] = atomic.LoadUint64(&f.words[i])
+		c.words[i] = load64(&f.words[i])
 	}
-	c.count.Store(f.Count())
+	c.count = f.Count()
 	return c
 }
 
@@ -203,7 +208,12 @@ func (f *Filter) Seed() uint64 { return f.seed }
 
 // Count returns the number of Add calls that returned true. After Union or
 // Intersect it is replaced by EstimatedCount, rounded.
-func (f *Filter) Count() uint64 { return f.count.Load() }
+func (f *Filter) Count() uint64 {
+	// Atomic, as are the loads of SetBits, so that the kinds that add in
+	// parallel (SyncFilter, WindowFilter, FileFilter) can share these
+	// methods; on amd64 and arm64 such a load is a plain load.
+	return atomic.LoadUint64(&f.count)
+}
 
 // Capacity returns the capacity the filter was made for by New, or 0 when it
 // was made from an explicit size.
@@ -218,7 +228,7 @@ func (f *Filter) TargetFPR() float64 { return f.fpRate }
 func (f *Filter) SetBits() uint64 {
 	var n int
 	for i := range f.words {
-		n += bits.OnesCount64(atomic.LoadUint64(&f.words[i]))
+		n += bits.OnesCount64(load64(&f.words[i]))
 	}
 	return uint64(n)
 }
@@ -251,7 +261,7 @@ func (f *Filter) OverCapacity() bool {
 // Clear removes every key and resets Count.
 func (f *Filter) Clear() {
 	clear(f.words)
-	f.count.Store(0)
+	f.count = 0
 }
 
 // Equal reports whether f and o have the same parameters and the same bits.
@@ -260,8 +270,8 @@ func (f *Filter) Equal(o *Filter) bool {
 	if f.compatible(o) != nil {
 		return false
 	}
-	for i := range f.words {
-		if atomic.LoadUint64(&f.words[i]) != atomic.LoadUint64(&o.words[i]) {
+	for i, w := range f.words {
+		if w != o.words[i] {
 			return false
 		}
 	}
@@ -275,8 +285,8 @@ func (f *Filter) Union(o *Filter) error {
 	if err := f.compatible(o); err != nil {
 		return err
 	}
-	for i := range f.words {
-		atomic.OrUint64(&f.words[i], atomic.LoadUint64(&o.words[i]))
+	for i, w := range o.words {
+		f.words[i] |= w
 	}
 	f.recount()
 	return nil
@@ -290,8 +300,8 @@ func (f *Filter) Intersect(o *Filter) error {
 	if err := f.compatible(o); err != nil {
 		return err
 	}
-	for i := range f.words {
-		atomic.AndUint64(&f.words[i], atomic.LoadUint64(&o.words[i]))
+	for i, w := range o.words {
+		f.words[i] &= w
 	}
 	f.recount()
 	return nil
@@ -302,7 +312,7 @@ func (f *Filter) recount() {
 	if math.IsInf(c, 1) {
 		c = float64(f.m)
 	}
-	f.count.Store(uint64(math.Round(c)))
+	atomic.StoreUint64(&f.count, uint64(math.Round(c)))
 }
 
 func (f *Filter) compatible(o *Filter) error {

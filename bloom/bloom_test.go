@@ -439,6 +439,15 @@ func TestConstructorsReject(t *testing.T) {
 		{"New p=NaN", func() (any, error) { return New(100, math.NaN()) }, "fpRate"},
 		{"New p=+Inf", func() (any, error) { return New(100, math.Inf(1)) }, "fpRate"},
 		{"New too large", func() (any, error) { return New(1<<40, 0.01) }, "capacity"},
+		{"NewSync capacity=0", func() (any, error) { return NewSync(0, 0.01) }, "capacity"},
+		{"NewSync p=0", func() (any, error) { return NewSync(100, 0) }, "fpRate"},
+		{"NewSync p=1", func() (any, error) { return NewSync(100, 1) }, "fpRate"},
+		{"NewSync p=NaN", func() (any, error) { return NewSync(100, math.NaN()) }, "fpRate"},
+		{"NewSync too large", func() (any, error) { return NewSync(1<<40, 0.01) }, "capacity"},
+		{"NewSyncWithSize m=0", func() (any, error) { return NewSyncWithSize(0, 3) }, "m"},
+		{"NewSyncWithSize m>MaxBits", func() (any, error) { return NewSyncWithSize(MaxBits+1, 3) }, "m"},
+		{"NewSyncWithSize k=0", func() (any, error) { return NewSyncWithSize(64, 0) }, "k"},
+		{"NewSyncWithSeed k>MaxHashes", func() (any, error) { return NewSyncWithSeed(64, MaxHashes+1, 7) }, "k"},
 		{"NewCounting capacity=0", func() (any, error) { return NewCounting(0, 0.01) }, "capacity"},
 		{"NewCounting p=NaN", func() (any, error) { return NewCounting(100, math.NaN()) }, "fpRate"},
 		{"NewScalable capacity=0", func() (any, error) { return NewScalable(0, 0.01) }, "capacity"},
@@ -555,9 +564,10 @@ func TestConcurrent(t *testing.T) {
 		name string
 		f    set
 	}{
-		{"classic", must(New(workers*perWorker, 0.01))},
+		{"sync", must(NewSync(workers*perWorker, 0.01))},
 		{"counting", c},
 		{"scalable", s},
+		{"window", must(NewWindow(workers*perWorker, 0.01, 3))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			var wg sync.WaitGroup
@@ -597,7 +607,8 @@ func TestAllocs(t *testing.T) {
 	seeded := must(NewWithSeed(1<<16, 7, 0x5eed))
 	c := must(NewCounting(1000, 0.01))
 	s := must(NewScalable(1000, 0.01))
-	for _, f := range []set{must(New(1000, 0.01)), seeded, c, s} {
+	sf := must(NewSync(1000, 0.01))
+	for _, f := range []set{must(New(1000, 0.01)), seeded, c, s, sf} {
 		f.Add(key)
 		f.AddString(skey)
 	}
@@ -606,6 +617,7 @@ func TestAllocs(t *testing.T) {
 		f    set
 	}{
 		{"classic", must(New(1000, 0.01))},
+		{"sync", sf},
 		{"seeded", seeded},
 		{"counting", c},
 		{"scalable", s},

@@ -244,8 +244,9 @@ func (rw *recordWriter) writeWords(words []uint64) {
 	}
 	for len(words) > 0 && rw.err == nil {
 		n := min(len(words), len(rw.buf)/8)
-		for i, w := range words[:n] {
-			binary.LittleEndian.PutUint64(rw.buf[8*i:], w)
+		for i := range words[:n] {
+			// load64: a SyncFilter may take Adds while it is written.
+			binary.LittleEndian.PutUint64(rw.buf[8*i:], load64(&words[i]))
 		}
 		rw.Write(rw.buf[:8*n])
 		words = words[n:]
@@ -455,7 +456,7 @@ func (f *Filter) ReadFrom(r io.Reader) (int64, error) {
 func (f *Filter) set(g *Filter) {
 	f.words, f.m, f.k, f.seed = g.words, g.m, g.k, g.seed
 	f.capacity, f.fpRate = g.capacity, g.fpRate
-	f.count.Store(g.count.Load())
+	f.count = g.count
 }
 
 type countingReader struct {
@@ -480,9 +481,7 @@ func Decode(r io.Reader, maxBits uint64) (*Filter, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Filter{words: words, m: h.m, k: h.k, seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}
-	f.count.Store(h.count)
-	return f, nil
+	return &Filter{count: h.count, words: words, m: h.m, k: h.k, seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}, nil
 }
 
 // readParts reads a record of kind want whose payload is h.parts classic

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log"
 	"strconv"
+	"sync"
 
 	"github.com/edgebloom/edgebloom/bloom"
 )
@@ -65,6 +66,36 @@ func ExampleFilter_Add() {
 	// fetch https://例子.测试/路径
 	// skip  https://example.com/about
 	// 3 fetched
+}
+
+// Several goroutines fill one SyncFilter without a lock; its bytes are a
+// Filter's, so Decode reads them into the single-writer type.
+func ExampleSyncFilter() {
+	seen, err := bloom.NewSync(10_000, 0.01)
+	if err != nil {
+		log.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 100 {
+				seen.AddString("https://example.com/" + strconv.Itoa(w) + "/" + strconv.Itoa(i))
+			}
+		}()
+	}
+	wg.Wait()
+	data, err := seen.MarshalBinary()
+	if err != nil {
+		log.Fatal(err)
+	}
+	f, err := bloom.Decode(bytes.NewReader(data), bloom.DefaultMaxBits)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(seen.Count(), f.HasString("https://example.com/3/99"))
+	// Output: 400 true
 }
 
 func ExampleCountingFilter_Remove() {

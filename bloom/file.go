@@ -63,8 +63,9 @@ var errClosed = fmt.Errorf("bloom: the file filter is closed: %w", os.ErrClosed)
 //
 // # Concurrency
 //
-// A FileFilter is safe for concurrent use: Add and Has run in parallel, Sync
-// and Close wait for them. Calls after Close panic.
+// A FileFilter is safe for concurrent use: Add and Has run in parallel
+// (bits are set by atomic OR, as in SyncFilter), Union, Sync and Close wait
+// for them. Calls after Close panic.
 type FileFilter struct {
 	mu       sync.RWMutex // Add, Has and stats hold it shared; Sync and Close exclusively
 	f        *Filter      // nil after Close
@@ -178,8 +179,7 @@ func openFile(file *os.File, writable bool) (ff *FileFilter, err error) {
 	}
 
 	ff = &FileFilter{file: file, readOnly: !writable}
-	f := &Filter{m: h.m, k: h.k, seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}
-	f.count.Store(h.count)
+	f := &Filter{count: h.count, m: h.m, k: h.k, seed: h.seed, capacity: h.capacity, fpRate: h.fpRate}
 	var sum, want uint64
 	if mapFiles {
 		// Where mapping fails (some file systems refuse it), the file is
@@ -255,7 +255,7 @@ func (ff *FileFilter) setFlags(flags byte) error {
 }
 
 // markDirty marks the file dirty, durably, before the first change after a
-// Sync. The caller holds mu shared.
+// Sync. The caller holds mu, shared or exclusively.
 func (ff *FileFilter) markDirty() {
 	ff.dirtyMu.Lock()
 	defer ff.dirtyMu.Unlock()
@@ -320,7 +320,7 @@ func (ff *FileFilter) Add(key []byte) bool {
 		return false
 	}
 	defer ff.mu.RUnlock()
-	return f.add(sum(key, f.seed))
+	return f.addAtomic(sum(key, f.seed))
 }
 
 // AddString is Add for a string, hashed as its UTF-8 bytes.
@@ -330,32 +330,40 @@ func (ff *FileFilter) AddString(key string) bool {
 		return false
 	}
 	defer ff.mu.RUnlock()
-	return f.add(sumString(key, f.seed))
+	return f.addAtomic(sumString(key, f.seed))
 }
 
-// Union adds every key of o, as Filter.Union does. It returns ErrReadOnly
-// on a filter opened read-only.
+// Union adds every key of o, as Filter.Union does. Adds wait meanwhile. It
+// returns ErrReadOnly on a filter opened read-only.
 func (ff *FileFilter) Union(o *Filter) error {
-	f, ok := ff.writable()
-	if !ok {
+	if ff.readOnly {
+		ff.setErr(ErrReadOnly)
 		return ErrReadOnly
 	}
-	defer ff.mu.RUnlock()
-	return f.Union(o)
+	// The exclusive lock, because Filter.Union uses plain ORs.
+	ff.mu.Lock()
+	defer ff.mu.Unlock()
+	if ff.f == nil {
+		panic("bloom: FileFilter used after Close")
+	}
+	if !ff.dirty.Load() {
+		ff.markDirty()
+	}
+	return ff.f.Union(o)
 }
 
 // Has reports whether key is probably in the filter, as Filter.Has does.
 func (ff *FileFilter) Has(key []byte) bool {
 	f := ff.live()
 	defer ff.mu.RUnlock()
-	return f.has(sum(key, f.seed))
+	return f.hasAtomic(sum(key, f.seed))
 }
 
 // HasString is Has for a string, hashed as its UTF-8 bytes.
 func (ff *FileFilter) HasString(key string) bool {
 	f := ff.live()
 	defer ff.mu.RUnlock()
-	return f.has(sumString(key, f.seed))
+	return f.hasAtomic(sumString(key, f.seed))
 }
 
 // Sync makes every key added so far durable: it flushes the payload, then

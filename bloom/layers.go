@@ -37,9 +37,10 @@ func (l *layers) has(h uint64) bool {
 }
 
 func (l *layers) hasLocked(h uint64) bool {
-	// Newest first: it holds the most keys, or the most recent.
+	// Newest first: it holds the most keys, or the most recent. Atomic
+	// loads: a window's newest generation takes Adds meanwhile.
 	for i := len(l.fs) - 1; i >= 0; i-- {
-		if l.fs[i].has(h) {
+		if l.fs[i].hasAtomic(h) {
 			return true
 		}
 	}

@@ -58,6 +58,10 @@ type filterCase struct {
 	Count         uint64       `json:"count"`
 	SetBits       uint64       `json:"setBits"`
 	Base64        string       `json:"base64"`
+
+	// sync makes a classic case run on a SyncFilter, which must give the
+	// same answers and the same bytes.
+	sync bool
 }
 
 // filterParams holds one of {capacity, errorRate}, {bits, hashes},
@@ -78,6 +82,10 @@ type filterParams struct {
 func (c *filterCase) newFilter() (set, error) {
 	p := c.Params
 	switch {
+	case c.Kind == "classic" && c.sync && p.Capacity > 0:
+		return NewSync(p.Capacity, p.ErrorRate)
+	case c.Kind == "classic" && c.sync:
+		return NewSyncWithSize(p.Bits, p.Hashes)
 	case c.Kind == "classic" && p.Capacity > 0:
 		return New(p.Capacity, p.ErrorRate)
 	case c.Kind == "classic":
@@ -424,6 +432,10 @@ func TestVectors(t *testing.T) {
 	t.Run("blockedLocations", func(t *testing.T) { checkBlockedLocations(t, &v) })
 	for _, c := range append(v.Filters, v.Blocked...) {
 		t.Run(c.Name, func(t *testing.T) { checkFilterCase(t, c, v.Keys) })
+		if c.Kind == "classic" {
+			c.sync = true
+			t.Run(c.Name+"/SyncFilter", func(t *testing.T) { checkFilterCase(t, c, v.Keys) })
+		}
 	}
 	if !bytes.Equal(data, wantJSON) {
 		t.Errorf("%s is not what the generator writes now; run UPDATE_GOLDEN=1 go test ./bloom -run TestVectors and review the diff", vectorsPath)
@@ -521,6 +533,17 @@ func checkFilterCase(t *testing.T, want filterCase, keys []string) {
 
 	// The encoding decodes to a filter that answers and encodes the same.
 	g := newOfKind(kindOf(f))
+	if want.sync {
+		g = new(SyncFilter)
+		d, err := DecodeSync(bytes.NewReader(b), DefaultMaxBits)
+		if err != nil {
+			t.Fatalf("DecodeSync: %v", err)
+		}
+		checkHas(t, "DecodeSync: ", d, want)
+		if re := must(d.MarshalBinary()); !bytes.Equal(re, b) {
+			t.Errorf("DecodeSync: re-encoding differs from the base64")
+		}
+	}
 	if err := g.UnmarshalBinary(b); err != nil {
 		t.Fatalf("UnmarshalBinary: %v", err)
 	}

@@ -61,7 +61,8 @@ func (w *WindowFilter) Add(key []byte) bool { return w.add(sum(key, w.seed)) }
 func (w *WindowFilter) AddString(key string) bool { return w.add(sumString(key, w.seed)) }
 
 // add holds the read lock only: generations do not change meanwhile, and
-// their bits are set atomically, so Adds run in parallel.
+// the newest one's bits are set atomically (as SyncFilter's), so Adds run in
+// parallel.
 func (w *WindowFilter) add(h uint64) bool {
 	// No defer, here and below: each costs the npm module's wasm about
 	// 300 bytes, and none of these calls can panic.
@@ -71,7 +72,7 @@ func (w *WindowFilter) add(h uint64) bool {
 	for _, g := range w.fs[:n] {
 		old = old || g.has(h)
 	}
-	added := w.fs[n].add(h) && !old
+	added := w.fs[n].addAtomic(h) && !old
 	w.mu.RUnlock()
 	return added
 }
@@ -113,7 +114,7 @@ func (w *WindowFilter) TargetFPR() float64 { return w.fpRate }
 // OverCapacity reports whether some generation holds more than its
 // capacity.
 func (w *WindowFilter) OverCapacity() bool {
-	return w.sum(func(g *Filter) float64 { return float64(g.count.Load() / (g.capacity + 1)) }) > 0
+	return w.sum(func(g *Filter) float64 { return float64(g.Count() / (g.capacity + 1)) }) > 0
 }
 
 // Clear removes every key from every generation.

@@ -10,3 +10,7 @@ package bloom
 func load64(p *uint64) uint64 { return *p }
 
 func or64(p *uint64, v uint64) { *p |= v }
+
+func and64(p *uint64, v uint64) { *p &= v }
+
+func add64(p *uint64, v uint64) { *p += v }
