@@ -3,10 +3,12 @@
 // exactly as a new user does; it must build and serve the demo, and the page
 // must load its module and the wasm in Chromium. A build step that only
 // works in a checkout where something was built before fails here.
-// Uncommitted changes are not in the clone: commit before relying on it.
+// The Worker's dev server, without a token, must say so before it installs
+// anything. Uncommitted changes are not in the clone: commit before relying
+// on it.
 
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -93,6 +95,15 @@ test(
     git(['checkout', '--quiet', '--detach', head], dir);
     assert.ok(!existsSync(path.join(dir, 'js/edgebloom.wasm')), 'the clone has no built wasm');
     assert.ok(!existsSync(path.join(dir, 'node_modules')), 'the clone has no node_modules');
+
+    // `npm run worker:dev` without a token stops at once with one line,
+    // before it installs anything.
+    const env = userEnv(0);
+    delete env.EDGEBLOOM_TOKEN;
+    const dev = spawnSync('bash', ['worker/dev.sh'], { cwd: dir, env, encoding: 'utf8', timeout: 30_000 });
+    assert.equal(dev.status, 2, dev.stderr);
+    assert.match(dev.stderr, /^dev\.sh: set EDGEBLOOM_TOKEN [^\n]*\n$/);
+    assert.ok(!existsSync(path.join(dir, 'node_modules')), 'dev.sh without a token installed nothing');
 
     const port = await freePort();
     const origin = `http://127.0.0.1:${port}`;
