@@ -53,7 +53,7 @@ ensure_system_packages() {
 		return 1
 	fi
 	log "apt-get install ${missing[*]}"
-	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get update
 	DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
 }
 
