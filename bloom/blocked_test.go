@@ -332,8 +332,8 @@ func TestBlockedEstimatedCount(t *testing.T) {
 		}
 	}
 	f := must(NewBlockedWithSize(1))
-	for i := range f.words {
-		f.words[i] = math.MaxUint64
+	for i := range f.words() {
+		f.words()[i] = math.MaxUint64
 	}
 	if !math.IsInf(f.EstimatedCount(), 1) || f.EstimatedFPR() != 1 || f.FillRatio() != 1 {
 		t.Errorf("full filter: EstimatedCount %g, EstimatedFPR %g, FillRatio %g; want +Inf, 1, 1", f.EstimatedCount(), f.EstimatedFPR(), f.FillRatio())

@@ -489,7 +489,7 @@ func checkBlockedLocations(t *testing.T, v *vectorFile) {
 			f.Clear()
 			f.AddString(key)
 			var set []uint64
-			for j, w := range f.words {
+			for j, w := range f.words() {
 				for ; w != 0; w &= w - 1 {
 					set = append(set, 64*uint64(j)+uint64(bits.TrailingZeros64(w)))
 				}
