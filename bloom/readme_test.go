@@ -56,6 +56,133 @@ func TestREADMEGoSnippets(t *testing.T) {
 	}
 }
 
+// TestREADMEGoSignatures keeps the README's API lists current: every name
+// a signature line gives (func F, func (r *T) M, and the names after "/"
+// and "," in one line) is declared, as a func or as a method of T, in a Go
+// source file of this repository.
+func TestREADMEGoSignatures(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	declared := readDecls(t, "..")
+	checked := 0
+	for _, block := range goBlocks(string(readme)) {
+		if !signaturesOnly(block.text) {
+			continue
+		}
+		for _, line := range strings.Split(block.text, "\n") {
+			for _, name := range signatureNames(line) {
+				checked++
+				if !declared[name] {
+					t.Errorf("README.md:%d: %s is not declared anywhere: %s", block.line, name, strings.TrimSpace(line))
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Fatal("README.md has no Go signatures to check")
+	}
+}
+
+var (
+	receiver = regexp.MustCompile(`^\(\s*\w+\s+\*?(\w+)(?:\[[^\]]*\])?\s*\)\s*`)
+	leadName = regexp.MustCompile(`^([A-Z]\w*)`)
+)
+
+// signatureNames gives the names a signature line declares, as "F" for a
+// func and "T.M" for a method.
+func signatureNames(line string) []string {
+	line = strings.TrimSpace(line)
+	if i := strings.Index(line, "//"); i >= 0 {
+		line = line[:i]
+	}
+	line, ok := strings.CutPrefix(strings.TrimSpace(line), "func ")
+	if !ok {
+		return nil
+	}
+	var names []string
+	recv := ""
+	for i, part := range splitTop(line, "/,") {
+		part = strings.TrimSpace(part)
+		if m := receiver.FindStringSubmatch(part); m != nil {
+			recv = m[1]
+			part = part[len(m[0]):]
+		} else if i == 0 {
+			recv = ""
+		}
+		m := leadName.FindStringSubmatch(part)
+		if m == nil {
+			continue
+		}
+		if recv != "" {
+			names = append(names, recv+"."+m[1])
+		} else {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
+
+// splitTop splits s at the separator characters outside parentheses and
+// brackets.
+func splitTop(s, seps string) []string {
+	var parts []string
+	depth, start := 0, 0
+	for i, r := range s {
+		switch {
+		case r == '(' || r == '[':
+			depth++
+		case r == ')' || r == ']':
+			depth--
+		case depth == 0 && strings.ContainsRune(seps, r):
+			parts = append(parts, s[start:i])
+			start = i + 1
+		}
+	}
+	return append(parts, s[start:])
+}
+
+// readDecls gives the funcs ("F") and methods ("T.M") declared in the Go
+// source files below root.
+func readDecls(t *testing.T, root string) map[string]bool {
+	t.Helper()
+	decls := map[string]bool{}
+	walkGo(t, root, func(path string, src []byte) {
+		if strings.HasSuffix(path, "_test.go") {
+			return
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			if fn.Recv == nil || len(fn.Recv.List) == 0 {
+				decls[fn.Name.Name] = true
+				continue
+			}
+			typ := fn.Recv.List[0].Type
+			if star, ok := typ.(*ast.StarExpr); ok {
+				typ = star.X
+			}
+			switch x := typ.(type) {
+			case *ast.IndexExpr:
+				typ = x.X
+			case *ast.IndexListExpr:
+				typ = x.X
+			}
+			if id, ok := typ.(*ast.Ident); ok {
+				decls[id.Name+"."+fn.Name.Name] = true
+			}
+		}
+	})
+	return decls
+}
+
 type goBlock struct {
 	line int // of the opening fence
 	text string
@@ -131,32 +258,19 @@ type exampleFile struct {
 	bodies  [][]tok // of its Example functions
 }
 
-// readExamples parses every example_test.go below root.
+// readExamples parses every example*_test.go below root.
 func readExamples(t *testing.T, root string) []exampleFile {
 	t.Helper()
 	var files []exampleFile
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		name := d.Name()
-		if d.IsDir() {
-			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
-				return fs.SkipDir
-			}
-			return nil
-		}
+	walkGo(t, root, func(path string, src []byte) {
+		name := filepath.Base(path)
 		if !strings.HasSuffix(name, "_test.go") || !strings.HasPrefix(name, "example") {
-			return nil
-		}
-		src, err := os.ReadFile(path)
-		if err != nil {
-			return err
+			return
 		}
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
 		if err != nil {
-			return err
+			t.Fatal(err)
 		}
 		var ef exampleFile
 		for _, imp := range f.Imports {
@@ -172,12 +286,38 @@ func readExamples(t *testing.T, root string) []exampleFile {
 			ef.bodies = append(ef.bodies, tokens(string(body)))
 		}
 		files = append(files, ef)
+	})
+	return files
+}
+
+// walkGo calls fn with every .go file below root, but those under
+// node_modules, testdata and dot directories.
+func walkGo(t *testing.T, root string, fn func(path string, src []byte)) {
+	t.Helper()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (strings.HasPrefix(name, ".") || name == "node_modules" || name == "testdata") {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fn(path, src)
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return files
 }
 
 func anyImports(files []exampleFile, path string) bool {
