@@ -46,8 +46,8 @@ func TestREADMEGoSnippets(t *testing.T) {
 			}
 			checked++
 			if !anyContains(examples, toks) {
-				t.Errorf("README.md:%d: no Example function contains this code; make it one (or change it to match one):\n%s",
-					block.line, code)
+				t.Errorf("README.md:%d: no Example function contains this code; put it in one, in an example_test.go "+
+					"(without an // Output: comment, go test compiles it and does not run it):\n%s", block.line, code)
 			}
 		}
 	}
