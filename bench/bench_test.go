@@ -56,6 +56,9 @@ var libs = []lib{
 	// does; it always writes all k bits, where Add tests first.
 	{"bitsandblooms.TestAndAdd", true, newBitsAndBloomsTestAndAdd},
 	{"blobloom", false, newBlobloom},
+	// The split-block kind (Parquet's): one cache line a key, like
+	// blobloom's blocks, and sized from its own rate, 10.8 bits a key.
+	{"edgebloom.Blocked", false, newEdgebloomBlocked},
 }
 
 // baseline is the library every other is compared with in the tables.
@@ -85,6 +88,22 @@ func newEdgebloom(n int) filter {
 		clear:   f.Clear,
 		bits:    f.NumBits(),
 		wantFPR: fpRate,
+	}
+}
+
+// newEdgebloomBlocked expects the rate that OptimalBlocks sized for, 0.9p
+// (the margin keeps a real filter at capacity within [0.8p, p]).
+func newEdgebloomBlocked(n int) filter {
+	f, err := bloom.NewBlocked(uint64(n), fpRate)
+	if err != nil {
+		panic(err)
+	}
+	return filter{
+		add:     func(keys []string) int { return each(keys, func(k string) bool { return f.AddString(k) }) },
+		has:     func(keys []string) int { return each(keys, func(k string) bool { return f.HasString(k) }) },
+		clear:   f.Clear,
+		bits:    f.NumBits(),
+		wantFPR: bloom.EstimateBlockedFPR(f.NumBlocks(), uint64(n)),
 	}
 }
 

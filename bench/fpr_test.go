@@ -4,6 +4,8 @@ import (
 	"math"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/edgebloom/edgebloom/bloom"
 )
 
 // TestFPR fills every library's filter with 1M URLs of each corpus at p = 1%
@@ -109,5 +111,37 @@ func TestURLs(t *testing.T) {
 				t.Logf("mean length %.1f bytes, %.1f%% non-ASCII", float64(bytes)/n, 100*float64(nonASCII)/n)
 			}
 		})
+	}
+}
+
+// TestBlockedFPRAtCapacity checks the split-block kind's sizing on both
+// corpora at 1M keys: filled to capacity, its rate on 1M never-added URLs
+// lies in [0.8p, p] for p = 1% and 0.1% (about 9 000 and 900 false
+// positives, standard errors of 1% and 3%).
+func TestBlockedFPRAtCapacity(t *testing.T) {
+	const n = 1_000_000
+	for _, kind := range urlKinds {
+		keys, absent, _, _ := keySets(kind, n)
+		for _, p := range []float64{0.01, 0.001} {
+			f, err := bloom.NewBlocked(n, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range keys.keys {
+				f.AddString(k)
+			}
+			hits := 0
+			for _, k := range absent.keys {
+				if f.HasString(k) {
+					hits++
+				}
+			}
+			fpr := float64(hits) / float64(absent.len())
+			if fpr < 0.8*p || fpr > p {
+				t.Errorf("%s p=%g: FPR %.5f at capacity; want in [%g, %g]", kind.name, p, fpr, 0.8*p, p)
+			}
+			t.Logf("%s p=%g: FPR %.5f (%.2fp) at capacity, %d blocks, %.2f bits/key, EstimatedFPR %.5f",
+				kind.name, p, fpr, fpr/p, f.NumBlocks(), float64(f.NumBits())/n, f.EstimatedFPR())
+		}
 	}
 }
