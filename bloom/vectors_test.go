@@ -456,6 +456,9 @@ func checkLocations(t *testing.T, v *vectorFile) {
 		}
 		for i, key := range v.Keys {
 			got := appendLocations(nil, sumString(key, 0), c.M, c.K)
+			if ext := AppendLocations(nil, []byte(key), c.M, c.K, 0); !slicesEqual(ext, got) {
+				t.Errorf("m=%d k=%d: AppendLocations(%.40q) differs from the hash scheme", c.M, c.K, key)
+			}
 			if f != nil && !slicesEqual(f.Locations([]byte(key)), got) {
 				t.Errorf("m=%d k=%d: Filter.Locations(%.40q) differs from the hash scheme", c.M, c.K, key)
 			}

@@ -16,8 +16,8 @@ import (
 	"sync"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/snapshot"
 	"github.com/edgebloom/edgebloom/urlkey"
-	"github.com/edgebloom/edgebloom/worker/snapshot"
 )
 
 // Limits of the HTTP API.

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/edgebloom/edgebloom/worker/snapshot"
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 const testToken = "test-token"

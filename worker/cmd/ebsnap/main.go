@@ -15,7 +15,7 @@ import (
 	"os"
 
 	"github.com/edgebloom/edgebloom/bloom"
-	"github.com/edgebloom/edgebloom/worker/snapshot"
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 func main() {

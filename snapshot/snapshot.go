@@ -1,6 +1,6 @@
 // Package snapshot reads and writes the snapshot that the edge service's
-// GET /v1/filters/{name}/snapshot returns, and routes keys to shards the way
-// the service does.
+// GET /v1/filters/{name}/snapshot returns, and that redisfilter's Snapshot
+// writes, and routes keys to shards the way both do.
 //
 // A filter with one shard is snapshotted in the plain format of docs/format.md:
 // bloom.Decode and the npm module's fromBytes load it as they are.
