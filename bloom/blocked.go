@@ -284,6 +284,22 @@ func (f *BlockedFilter) NumBlocks() uint64 { return f.n }
 // its block.
 func (f *BlockedFilter) NumHashes() uint32 { return 8 }
 
+// Locations returns the eight bits that key sets, one in each word of its
+// block, as indexes into the bitset read as little-endian bytes (the
+// ParquetBitset): bit 32·word + (uint32(h)·salt[word] >> 27) of block
+// ((h >> 32)·NumBlocks) >> 32 is index 256·block + 32·word + bit. They are
+// what Filter.Locations is for a classic filter; unlike Add and Has,
+// Locations allocates.
+func (f *BlockedFilter) Locations(key []byte) []uint64 {
+	h := xxhash.Sum64(key)
+	first := BlockBits * ((h >> 32) * f.NumBlocks() >> 32)
+	pos := make([]uint64, len(salt))
+	for i, s := range salt {
+		pos[i] = first + 32*uint64(i) + uint64(uint32(h)*s>>27)
+	}
+	return pos
+}
+
 // Count returns the number of Add calls that returned true. After Union,
 // Intersect or BlockedFromParquet it is EstimatedCount, rounded.
 func (f *BlockedFilter) Count() uint64 { return f.count }
@@ -513,8 +529,18 @@ func blockedFPR(lambda float64) float64 {
 	hi := math.Ceil(lambda + 12*sd + 40)
 	logLambda, log31of32 := math.Log(lambda), math.Log1p(-1.0/32)
 	var sum float64
+	// lg is ln j!, summed rather than math.Lgamma(j + 1), which links
+	// math's sin, cos and tables into every wasm build: 11.7 kB raw,
+	// 3.8 kB gzipped. The sum differs from Lgamma by at most 1e-11 of the
+	// rate, and OptimalBlocks gives the same blocks with either.
+	lg := 0.0
+	for i := 2.0; i <= lo; i++ {
+		lg += math.Log(i)
+	}
 	for j := lo; j <= hi; j++ {
-		lg, _ := math.Lgamma(j + 1)
+		if j > lo {
+			lg += math.Log(j)
+		}
 		pmf := math.Exp(j*logLambda - lambda - lg)
 		set := -math.Expm1(j * log31of32) // a word's bit is set: 1 - (31/32)^j
 		set2 := set * set

@@ -445,3 +445,50 @@ func TestBlockedUnmarshalReplaces(t *testing.T) {
 		t.Errorf("ReadFrom: %d, %v, Equal %v; want %d, nil, true", n, err, g.Equal(src), src.EncodedSize())
 	}
 }
+
+// TestBlockedLocationsMethod checks Locations against the computation the
+// golden vectors pin (blockedLocations), and that Add sets exactly those bits
+// of ParquetBitset.
+func TestBlockedLocationsMethod(t *testing.T) {
+	for _, blocks := range []uint64{1, 7, 1000} {
+		f := must(NewBlockedWithSize(blocks))
+		for i := range 200 {
+			key := "https://example.com/locations/" + strings.Repeat("é", i%3) + string(rune('a'+i%26)) + string(rune('0'+i%10))
+			got := f.Locations([]byte(key))
+			if want := blockedLocations(key, blocks); !slicesEqual(got, want) {
+				t.Fatalf("blocks=%d: Locations(%q): got %v; want %v", blocks, key, got, want)
+			}
+			f.Clear()
+			f.AddString(key)
+			var set []uint64
+			for j, b := range f.ParquetBitset() {
+				for bit := range 8 {
+					if b>>bit&1 == 1 {
+						set = append(set, 8*uint64(j)+uint64(bit))
+					}
+				}
+			}
+			if !slicesEqual(set, got) {
+				t.Fatalf("blocks=%d: AddString(%q) set bits %v; Locations %v", blocks, key, set, got)
+			}
+		}
+	}
+}
+
+// TestBlockedFPRLogFactorial checks blockedFPR, which sums ln j!, against
+// the same sum with math.Lgamma.
+func TestBlockedFPRLogFactorial(t *testing.T) {
+	for lambda := 1e-6; lambda < 2048; lambda *= 1.05 {
+		sd := math.Sqrt(lambda)
+		want := 0.0
+		for j := math.Max(0, math.Floor(lambda-12*sd-8)); j <= math.Ceil(lambda+12*sd+40); j++ {
+			lg, _ := math.Lgamma(j + 1)
+			set := -math.Expm1(j * math.Log1p(-1.0/32))
+			want += math.Exp(j*math.Log(lambda)-lambda-lg) * math.Pow(set, 8)
+		}
+		want = math.Min(want, 1)
+		if got := blockedFPR(lambda); math.Abs(got-want) > 1e-10*want {
+			t.Errorf("blockedFPR(%g): got %g; want %g", lambda, got, want)
+		}
+	}
+}
