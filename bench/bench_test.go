@@ -51,6 +51,9 @@ type lib struct {
 // row here: every benchmark, TestFPR and TestSideBySide pick it up.
 var libs = []lib{
 	{"edgebloom", false, newEdgebloom},
+	// SyncFilter: the same bits by atomic OR, for concurrent writers (run
+	// here by one).
+	{"edgebloom.Sync", false, newEdgebloomSync},
 	{"bitsandblooms", false, newBitsAndBlooms},
 	// TestAndAdd reports whether the key was present, as edgebloom's Add
 	// does; it always writes all k bits, where Add tests first.
@@ -104,6 +107,23 @@ func newEdgebloomBlocked(n int) filter {
 		clear:   f.Clear,
 		bits:    f.NumBits(),
 		wantFPR: bloom.EstimateBlockedFPR(f.NumBlocks(), uint64(n)),
+	}
+}
+
+// newEdgebloomSync repeats newEdgebloom for the other type rather than
+// sharing a generic version: methods of a type parameter are called through
+// a dictionary, an indirect call per key that user code does not pay.
+func newEdgebloomSync(n int) filter {
+	f, err := bloom.NewSync(uint64(n), fpRate)
+	if err != nil {
+		panic(err)
+	}
+	return filter{
+		add:     func(keys []string) int { return each(keys, func(k string) bool { return f.AddString(k) }) },
+		has:     func(keys []string) int { return each(keys, func(k string) bool { return f.HasString(k) }) },
+		clear:   f.Clear,
+		bits:    f.NumBits(),
+		wantFPR: fpRate,
 	}
 }
 

@@ -150,33 +150,31 @@ func (f *Filter) has(h uint64) bool {
 }
 
 func (f *Filter) add(h uint64) bool {
-	// Load every word first and note in missing which of the k bits are
-	// unset, without branching on them, so the CPU overlaps the k cache
-	// misses. A key already present, most of a crawler's traffic, stops
-	// there and writes nothing.
+	// One pass: test each bit and set it when unset. Measured against
+	// loading all k words first and then setting the missing bits (what
+	// addAtomic does, to spend no locked instruction on a bit already set),
+	// and against an unconditional OR of every word, this was the fastest:
+	// 5% faster at 1M keys and 22% at 10M than load-all-then-set, whose
+	// array of positions and second loop cost more than the branch
+	// mispredictions saved (bench/README.md). A key already present writes
+	// nothing.
 	words, m, k := f.words, f.m, uint64(f.k)
-	var pos [MaxHashes]uint64
-	var missing uint64 // bit i for pos[i]
+	fresh := false
 	x, y := start(h, m)
-	for i := uint64(0); ; {
-		pos[i&(MaxHashes-1)] = x
-		missing |= (^words[x>>6] >> (x & 63) & 1) << (i & 63)
-		if i++; i == k {
+	for i := uint64(1); ; i++ {
+		if w, b := words[x>>6], uint64(1)<<(x&63); w&b == 0 {
+			words[x>>6] = w | b
+			fresh = true
+		}
+		if i == k {
 			break
 		}
 		x, y = step(x, y, i, m)
 	}
-	if missing == 0 {
-		return false
+	if fresh {
+		f.count++
 	}
-	// Then set the missing bits, visiting only those: a branch per position
-	// would mispredict about once a key.
-	for ; missing != 0; missing &= missing - 1 {
-		x := pos[bits.TrailingZeros64(missing)&(MaxHashes-1)]
-		words[x>>6] |= 1 << (x & 63)
-	}
-	f.count++
-	return true
+	return fresh
 }
 
 // clone returns a copy of f that shares no memory with it. It reads f's

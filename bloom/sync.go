@@ -99,6 +99,11 @@ func (f *Filter) hasAtomic(h uint64) bool {
 // addAtomic is add with atomic loads and ORs, for Adds that run in
 // parallel: SyncFilter's, WindowFilter's and FileFilter's.
 func (f *Filter) addAtomic(h uint64) bool {
+	// Load every word first and note in missing which of the k bits are
+	// unset, without branching on them, so the CPU overlaps the k cache
+	// misses; then set only the missing bits. A key already present, most
+	// of a crawler's traffic, stops there and writes nothing: no locked
+	// instruction, and no write to a page of a mapped file.
 	words, m, k := f.words, f.m, uint64(f.k)
 	var pos [MaxHashes]uint64
 	var missing uint64 // bit i for pos[i]
