@@ -6,6 +6,7 @@
 #   setup      what the tests need: deps, then the system packages below
 #   deps       npm ci when node_modules is missing or older than package-lock.json
 #   test-go    Go tests: lint, host (+race), GOARCH=386, GOOS=js GOARCH=wasm, fuzz smoke
+#   test-redis the Redis filter (redisfilter/) against a real redis-server
 #   test-js    Node tests of the npm module (js/test)
 #   test-e2e   headless Chromium and workerd tests (e2e/)
 #   test-worker  the Cloudflare Worker (worker/): Go handler tests and workerd tests
@@ -131,6 +132,18 @@ test_urlkey() {
 	)
 }
 
+# redisfilter/ is its own module (it needs github.com/redis/go-redis/v9). Its
+# tests start Debian's redis-server on 127.0.0.1 (setup installs it) and fail,
+# never skip, without one.
+test_redis() {
+	log "go test (redisfilter, its own module, against redis-server)"
+	(
+		cd redisfilter
+		go vet ./...
+		go test -race -count=1 ./...
+	)
+}
+
 test_go() {
 	lint_go
 	log "go test (host, race)"
@@ -138,6 +151,7 @@ test_go() {
 	log "go test (cmd/edgebloom, its own module)"
 	(cd cmd/edgebloom && go vet ./... && go test -count=1 ./...)
 	test_urlkey
+	test_redis
 	log "go test (GOARCH=386)"
 	GOARCH=386 go test -count=1 ./bloom/...
 	log "go test (GOOS=js GOARCH=wasm, in node)"
@@ -176,6 +190,7 @@ demo)
 	exec node web-demo/serve.js
 	;;
 test-go) setup && test_go ;;
+test-redis) setup && test_redis ;;
 test-js) setup && build_wasm && test_js ;;
 test-e2e) setup && build_wasm && test_e2e ;;
 test-worker) setup && build_wasm && test_worker ;;
