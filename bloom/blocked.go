@@ -1,14 +1,11 @@
 package bloom
 
 import (
-	"encoding/binary"
 	"io"
 	"math"
 	"math/bits"
 	"strconv"
 	"unsafe"
-
-	"github.com/cespare/xxhash/v2"
 )
 
 // A BlockedFilter is a split-block Bloom filter, exactly the Split Block
@@ -169,7 +166,7 @@ func BlockedFromParquet(bitset []byte) (*BlockedFilter, error) {
 	f := newBlocked(uint64(len(bitset)) / 32)
 	words := f.words()
 	for i := range words {
-		words[i] = binary.LittleEndian.Uint64(bitset[8*i:])
+		words[i] = wire.Uint64(bitset[8*i:])
 	}
 	f.recount()
 	return f, nil
@@ -194,7 +191,7 @@ func (f *BlockedFilter) ParquetBitset() []byte {
 	words := f.words()
 	b := make([]byte, 8*len(words))
 	for i, w := range words {
-		binary.LittleEndian.PutUint64(b[8*i:], w)
+		wire.PutUint64(b[8*i:], w)
 	}
 	return b
 }
@@ -207,7 +204,7 @@ func (f *BlockedFilter) Add(key []byte) bool {
 	// Add, AddString, Has and HasString each spell out their few lines
 	// rather than call a shared add(h) or has(h), which Go does not
 	// inline: the extra call showed in the time a key at 10M keys.
-	h := xxhash.Sum64(key)
+	h := xxh64(key, 0)
 	b := f.block(h)
 	m0, m1, m2, m3 := masks(uint32(h))
 	if missing(b, m0, m1, m2, m3) == 0 {
@@ -220,7 +217,7 @@ func (f *BlockedFilter) Add(key []byte) bool {
 
 // AddString is Add for a string, hashed as its UTF-8 bytes.
 func (f *BlockedFilter) AddString(key string) bool {
-	h := xxhash.Sum64String(key)
+	h := xxh64String(key, 0)
 	b := f.block(h)
 	m0, m1, m2, m3 := masks(uint32(h))
 	if missing(b, m0, m1, m2, m3) == 0 {
@@ -235,14 +232,14 @@ func (f *BlockedFilter) AddString(key string) bool {
 // for a key that was added; it may return true for a key that was not. Has
 // never panics and does not allocate.
 func (f *BlockedFilter) Has(key []byte) bool {
-	h := xxhash.Sum64(key)
+	h := xxh64(key, 0)
 	m0, m1, m2, m3 := masks(uint32(h))
 	return missing(f.block(h), m0, m1, m2, m3) == 0
 }
 
 // HasString is Has for a string, hashed as its UTF-8 bytes.
 func (f *BlockedFilter) HasString(key string) bool {
-	h := xxhash.Sum64String(key)
+	h := xxh64String(key, 0)
 	m0, m1, m2, m3 := masks(uint32(h))
 	return missing(f.block(h), m0, m1, m2, m3) == 0
 }

@@ -1,14 +1,10 @@
 package bloom
 
 import (
-	"bytes"
-	"encoding/binary"
 	"errors"
 	"io"
 	"math"
 	"strconv"
-
-	"github.com/cespare/xxhash/v2"
 )
 
 // The encoding, described field by field in docs/format.md:
@@ -71,15 +67,14 @@ func (h *header) encode() []byte {
 	b := make([]byte, headerSize)
 	copy(b, magic)
 	b[4], b[5], b[6], b[7] = formatVersion, h.kind, hashScheme(h.kind), h.flags
-	le := binary.LittleEndian
-	le.PutUint64(b[8:], h.seed)
-	le.PutUint64(b[16:], h.m)
-	le.PutUint32(b[24:], h.k)
-	le.PutUint32(b[28:], h.parts)
-	le.PutUint64(b[32:], h.count)
-	le.PutUint64(b[40:], h.capacity)
-	le.PutUint64(b[48:], math.Float64bits(h.fpRate))
-	le.PutUint64(b[56:], h.payload)
+	wire.PutUint64(b[8:], h.seed)
+	wire.PutUint64(b[16:], h.m)
+	wire.PutUint32(b[24:], h.k)
+	wire.PutUint32(b[28:], h.parts)
+	wire.PutUint64(b[32:], h.count)
+	wire.PutUint64(b[40:], h.capacity)
+	wire.PutUint64(b[48:], math.Float64bits(h.fpRate))
+	wire.PutUint64(b[56:], h.payload)
 	return b
 }
 
@@ -96,18 +91,17 @@ func hashScheme(kind uint8) uint8 {
 // identity, ranges, and the payload length that m implies. It allocates
 // nothing, so it runs before the payload is read.
 func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
-	le := binary.LittleEndian
 	h := header{
 		kind:     b[5],
 		flags:    b[7],
-		seed:     le.Uint64(b[8:]),
-		m:        le.Uint64(b[16:]),
-		k:        le.Uint32(b[24:]),
-		parts:    le.Uint32(b[28:]),
-		count:    le.Uint64(b[32:]),
-		capacity: le.Uint64(b[40:]),
-		fpRate:   math.Float64frombits(le.Uint64(b[48:])),
-		payload:  le.Uint64(b[56:]),
+		seed:     wire.Uint64(b[8:]),
+		m:        wire.Uint64(b[16:]),
+		k:        wire.Uint32(b[24:]),
+		parts:    wire.Uint32(b[28:]),
+		count:    wire.Uint64(b[32:]),
+		capacity: wire.Uint64(b[40:]),
+		fpRate:   math.Float64frombits(wire.Uint64(b[48:])),
+		payload:  wire.Uint64(b[56:]),
 	}
 	switch {
 	case string(b[:4]) != magic:
@@ -216,13 +210,13 @@ func payloadWords(kind uint8, m uint64) uint64 {
 // A recordWriter writes to w and hashes what it writes.
 type recordWriter struct {
 	w   io.Writer
-	d   *xxhash.Digest
+	d   *checksum
 	n   int64
 	buf []byte
 	err error
 }
 
-func newRecordWriter(w io.Writer) *recordWriter { return &recordWriter{w: w, d: xxhash.New()} }
+func newRecordWriter(w io.Writer) *recordWriter { return &recordWriter{w: w, d: newChecksum()} }
 
 func (rw *recordWriter) Write(b []byte) (int, error) {
 	if rw.err != nil {
@@ -246,7 +240,7 @@ func (rw *recordWriter) writeWords(words []uint64) {
 		n := min(len(words), len(rw.buf)/8)
 		for i := range words[:n] {
 			// load64: a SyncFilter may take Adds while it is written.
-			binary.LittleEndian.PutUint64(rw.buf[8*i:], load64(&words[i]))
+			wire.PutUint64(rw.buf[8*i:], load64(&words[i]))
 		}
 		rw.Write(rw.buf[:8*n])
 		words = words[n:]
@@ -261,7 +255,7 @@ func writeRecord(w io.Writer, h header, body func(rw *recordWriter)) (int64, err
 	body(rw)
 	if rw.err == nil {
 		var sum [checksumSize]byte
-		binary.LittleEndian.PutUint64(sum[:], rw.d.Sum64())
+		wire.PutUint64(sum[:], rw.d.Sum64())
 		n, err := w.Write(sum[:])
 		rw.n += int64(n)
 		rw.err = err
@@ -274,7 +268,7 @@ func recordSize(payload uint64) uint64 { return headerSize + payload + checksumS
 // A recordReader reads from r and hashes what it reads.
 type recordReader struct {
 	r io.Reader
-	d *xxhash.Digest
+	d *checksum
 }
 
 // readFull reads len(b) bytes; any shortfall is io.ErrUnexpectedEOF.
@@ -308,7 +302,7 @@ func (rr *recordReader) readWords(n uint64) ([]uint64, error) {
 			words = grown
 		}
 		for i := uint64(0); i < c; i++ {
-			words = append(words, binary.LittleEndian.Uint64(b[8*i:]))
+			words = append(words, wire.Uint64(b[8*i:]))
 		}
 	}
 	return words, nil
@@ -324,7 +318,7 @@ func (rr *recordReader) verify() error {
 		}
 		return err
 	}
-	if binary.LittleEndian.Uint64(b[:]) != want {
+	if wire.Uint64(b[:]) != want {
 		return ErrChecksum
 	}
 	return nil
@@ -333,7 +327,7 @@ func (rr *recordReader) verify() error {
 // readHeader reads and checks one header of kind want, and returns the
 // reader that hashes the rest of the record.
 func readHeader(r io.Reader, want uint8, maxBits uint64) (*recordReader, header, error) {
-	rr := &recordReader{r: r, d: xxhash.New()}
+	rr := &recordReader{r: r, d: newChecksum()}
 	var hb [headerSize]byte
 	if err := rr.readFull(hb[:]); err != nil {
 		return nil, header{}, err
@@ -390,12 +384,11 @@ func (c *countingWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); re
 
 // marshal encodes through w's WriteTo into a buffer of exactly the right size.
 func marshal(size uint64, writeTo func(io.Writer) (int64, error)) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(int(size))
+	buf := byteWriter{make([]byte, 0, size)}
 	if _, err := writeTo(&buf); err != nil {
 		return nil, err
 	}
-	return buf.Bytes(), nil
+	return buf.b, nil
 }
 
 func (f *Filter) header() header {
@@ -433,9 +426,9 @@ func (f *Filter) UnmarshalBinary(data []byte) error {
 // decodeAll decodes data, which must hold exactly one encoding, with the
 // bound DefaultMaxBits.
 func decodeAll[T any](data []byte, decode func(io.Reader, uint64) (T, error)) (T, error) {
-	r := bytes.NewReader(data)
+	r := &byteReader{data}
 	g, err := decode(r, DefaultMaxBits)
-	if err == nil && r.Len() != 0 {
+	if err == nil && len(r.b) != 0 {
 		err = wrap(ErrCorrupt, "trailing bytes after the filter")
 	}
 	return g, err

@@ -1,7 +1,6 @@
 package bloom
 
 import (
-	"encoding/binary"
 	"io"
 	"strconv"
 )
@@ -70,7 +69,7 @@ func WriteClassic(w io.Writer, info Info, payload io.Reader) (int64, error) {
 			}
 			left -= uint64(len(b))
 			if left == 0 {
-				last := binary.LittleEndian.Uint64(b[len(b)-8:])
+				last := wire.Uint64(b[len(b)-8:])
 				if err := checkPadding(kindClassic, info.Bits, []uint64{last}); err != nil {
 					rw.err = err
 					return

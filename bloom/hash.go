@@ -1,10 +1,6 @@
 package bloom
 
-import (
-	"math/bits"
-
-	"github.com/cespare/xxhash/v2"
-)
+import "math/bits"
 
 // HashXXH64 is the identifier, stored in every encoded filter, of the one
 // hashing scheme this package implements: XXH64 of the key's bytes with the
@@ -13,27 +9,12 @@ import (
 // vectors in testdata pin it. Changing it requires a new identifier.
 const HashXXH64 = 1
 
-// sum returns the XXH64 digest of key under seed. Seed 0, the default, takes
-// xxhash's one-shot path, which equals the seeded digest with seed 0.
-func sum(key []byte, seed uint64) uint64 {
-	if seed == 0 {
-		return xxhash.Sum64(key)
-	}
-	var d xxhash.Digest
-	d.ResetWithSeed(seed)
-	d.Write(key)
-	return d.Sum64()
-}
+// sum returns the XXH64 digest of key under seed: github.com/cespare/xxhash/v2
+// (xxh64_other.go), or on wasm a port of it that loads words directly
+// (xxh64_wasm.go).
+func sum(key []byte, seed uint64) uint64 { return xxh64(key, seed) }
 
-func sumString(key string, seed uint64) uint64 {
-	if seed == 0 {
-		return xxhash.Sum64String(key)
-	}
-	var d xxhash.Digest
-	d.ResetWithSeed(seed)
-	d.WriteString(key)
-	return d.Sum64()
-}
+func sumString(key string, seed uint64) uint64 { return xxh64String(key, seed) }
 
 // mix64 is the SplitMix64 finalizer. It derives the second hash of double
 // hashing from the first, so one XXH64 call per key is enough.

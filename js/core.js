@@ -3,8 +3,9 @@
 // workerd.js) only says where the wasm comes from.
 //
 // Keys never cross the boundary as JS values: they are written as UTF-8 into
-// a scratch buffer that Go owns in linear memory, and one exported function
-// takes an operation code, a handle, offsets and lengths (see wasm/main.go).
+// a scratch buffer that Go owns in linear memory. The hot exports (add, has,
+// addMany, hasMany) take a handle, offsets and lengths; everything else goes
+// through one export, eb, with an operation code (see wasm/main.go).
 
 import { makeGo } from './wasm_exec.js';
 
@@ -14,11 +15,7 @@ const OP_ERROR_PTR = 1;
 const OP_ERROR_LEN = 2;
 const OP_NEW = 3;
 const OP_FREE = 4;
-const OP_ADD = 5;
-const OP_HAS = 6;
 const OP_REMOVE = 7;
-const OP_ADD_MANY = 8;
-const OP_HAS_MANY = 9;
 const OP_POSITIONS = 10;
 const OP_STATS = 11;
 const OP_UNION = 12;
@@ -32,6 +29,7 @@ const OP_INSPECT = 19;
 const OP_DECODE = 20;
 const OP_LIVE = 21;
 const OP_ROTATE = 22;
+const OP_CRASH = 23;
 
 const KIND_CLASSIC = 1;
 const KIND_COUNTING = 2;
@@ -59,6 +57,9 @@ const ERROR_CODES = {
   [-11]: 'ERR_INTERNAL',
   [-12]: 'ERR_UNSUPPORTED',
 };
+// A batch whose joined text put a surrogate pair across two keys: retried
+// key by key (wasm/hot.go).
+const ERR_SPLIT = -13;
 
 // Stats written by OP_STATS, in order.
 const STAT_BITS = 0;
@@ -85,10 +86,11 @@ const BATCH_BYTES = 1 << 20;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-// The running engine, or null before init() and after the Go program exited.
+// The engine: null before init(); after the Go program exited, the dead
+// engine stays here (dead: true) until init() starts a fresh one, so that
+// every call in between throws ERR_ENGINE_EXITED.
 let engine = null;
 let starting = null;
-let generation = 0;
 
 function codedError(Kind, code, message) {
   const err = new Kind(message);
@@ -98,6 +100,14 @@ function codedError(Kind, code, message) {
 
 function notInitialized() {
   return codedError(Error, 'ERR_NOT_INITIALIZED', 'edgebloom: call "await init()" before using the module');
+}
+
+function engineExited() {
+  return codedError(
+    Error,
+    'ERR_ENGINE_EXITED',
+    'edgebloom: the engine has stopped and its filters are gone; call init() to start a fresh engine',
+  );
 }
 
 // A global object for Go's wasm_exec.js that reads through to the real one
@@ -141,7 +151,7 @@ async function toModule(source) {
  * @param {object} [extraGlobals] globals Go needs that this runtime lacks
  */
 export function start(source, defaultSource, extraGlobals) {
-  if (engine) return Promise.resolve();
+  if (engine && !engine.dead) return Promise.resolve();
   if (!starting) {
     starting = instantiate(source, defaultSource, extraGlobals).then(
       (e) => {
@@ -166,21 +176,27 @@ async function instantiate(source, defaultSource, extraGlobals) {
   // has started; its promise settles only if the Go program exits.
   go.run(instance).catch(() => {});
   if (go.exited) throw new Error('edgebloom: the Go program exited during start-up');
-  generation++;
-  return {
+  const x = instance.exports;
+  const e = {
     go,
-    eb: instance.exports.eb,
-    memory: instance.exports.mem,
+    dead: false,
+    eb: x.eb,
+    key: x.key, // key(add, handle, offset, length)
+    keys: x.keys, // keys(add, handle, count, lengths, text, end, results, utf16)
+    memory: x.mem,
     u8: new Uint8Array(0),
-    keys: new Uint8Array(0), // the scratch buffer, for encodeInto
+    u32: new Uint32Array(0),
+    view: new Uint8Array(0), // the scratch buffer, for encodeInto
     scratch: 0,
     scratchSize: 0,
-    generation,
   };
+  scratch(e, 64 * 1024);
+  return e;
 }
 
 function live() {
   if (!engine) throw notInitialized();
+  if (engine.dead) throw engineExited();
   return engine;
 }
 
@@ -194,16 +210,16 @@ function mem(e) {
 
 // keyView returns a view of the whole scratch buffer.
 function keyView(e) {
-  if (e.keys.byteLength === 0) e.keys = new Uint8Array(e.memory.buffer, e.scratch, e.scratchSize);
-  return e.keys;
+  if (e.view.byteLength === 0) e.view = new Uint8Array(e.memory.buffer, e.scratch, e.scratchSize);
+  return e.view;
 }
 
 // check turns a negative status into a thrown error, and notices a Go
-// program that exited (after which every filter is gone).
+// program that exited: its answer is garbage, and every filter is gone.
 function check(e, status) {
   if (e.go.exited) {
-    engine = null;
-    throw codedError(Error, 'ERR_INTERNAL', 'edgebloom: the engine stopped; call init() again');
+    e.dead = true;
+    throw engineExited();
   }
   if (status >= 0) return status;
   const ptr = e.eb(OP_ERROR_PTR, 0, 0, 0, 0, 0, 0, 0, 0) >>> 0;
@@ -222,7 +238,7 @@ function scratch(e, size) {
   if (size > e.scratchSize) {
     e.scratch = call(e, OP_SCRATCH, 0, size) >>> 0;
     e.scratchSize = Math.max(size, 64 * 1024);
-    e.keys = new Uint8Array(0);
+    e.view = new Uint8Array(0);
   }
   return e.scratch;
 }
@@ -251,90 +267,115 @@ function maxKeyBytes(key) {
   throw keyError(key);
 }
 
-// keyOp runs a one-key operation on handle h.
-function keyOp(e, op, h, key) {
+// putKey writes key at the start of the scratch buffer and returns its
+// length in bytes.
+function putKey(e, key) {
   if (typeof key === 'string') {
     // encodeInto writes the whole key when it fits, which it does unless
-    // the key is longer than the scratch buffer.
-    if (e.scratchSize === 0) scratch(e, 1);
-    let r = encoder.encodeInto(key, keyView(e));
-    if (r.read !== key.length) {
-      scratch(e, 3 * key.length);
-      r = encoder.encodeInto(key, keyView(e));
-    }
-    return call(e, op, h, 0, r.written);
+    // the key is longer than the scratch buffer (64 KiB at first). The
+    // view is made anew only after memory grew (which detaches it).
+    let view = e.view;
+    if (view.byteLength === 0) view = keyView(e);
+    const r = encoder.encodeInto(key, view);
+    if (r.read === key.length) return r.written;
+    scratch(e, 3 * key.length);
+    return encoder.encodeInto(key, keyView(e)).written;
   }
   const base = scratch(e, maxKeyBytes(key));
-  const n = writeKey(mem(e), base, 0, key);
-  return call(e, op, h, 0, n);
+  return writeKey(mem(e), base, 0, key);
 }
 
-// asciiBatch runs op on keys[i:j] when they are all ASCII strings, with
-// one encodeInto of their concatenation, and returns false otherwise.
-function asciiBatch(e, op, h, keys, i, j, results) {
-  const count = j - i;
+// keyOp runs a one-key operation of eb on handle h.
+function keyOp(e, op, h, key) {
+  return call(e, op, h, 0, putKey(e, key));
+}
+
+// mem32 returns a Uint32Array view of linear memory, made anew after
+// memory grew.
+function mem32(e) {
+  if (e.u32.byteLength === 0) e.u32 = new Uint32Array(e.memory.buffer);
+  return e.u32;
+}
+
+// A batch's layout in the scratch buffer: one result byte a key at 0, the
+// key lengths (uint32) from lens, the keys' bytes from keyStart.
+function layout(count) {
   const lens = (count + 3) & ~3;
-  const keyStart = lens + 4 * count;
-  let chars = 0;
-  for (let k = i; k < j; k++) {
-    const key = keys[k];
-    if (typeof key !== 'string') return false;
-    chars += key.length;
-  }
-  const joined = count === keys.length ? keys.join('') : keys.slice(i, j).join('');
-  const base = scratch(e, keyStart + chars);
+  return [lens, lens + 4 * count];
+}
+
+// stringBatch adds (add 1) or tests (add 0) the strings keys[i:j], which
+// hold chars UTF-16 code units, with one encodeInto of their concatenation.
+// The wasm side splits the UTF-8 by each key's length in UTF-16 units, which
+// JS knows without encoding. It returns false, having changed nothing, when
+// the concatenation joined a lone high surrogate at the end of one key to a
+// lone low surrogate at the start of the next.
+function stringBatch(e, add, h, keys, i, j, chars, results) {
+  const count = j - i;
+  const [lens, keyStart] = layout(count);
+  const base = scratch(e, keyStart + 3 * chars);
+  const joined = (j - i === keys.length ? keys : keys.slice(i, j)).join('');
   const r = encoder.encodeInto(joined, keyView(e).subarray(keyStart));
-  if (r.read !== joined.length || r.written !== chars) return false; // not all ASCII: UTF-8 lengths differ
-  const u32 = new Uint32Array(e.memory.buffer, base + lens, count);
-  for (let k = 0; k < count; k++) u32[k] = keys[i + k].length;
-  call(e, op, h, 0, count, lens, keyStart, 0);
+  const u32 = mem32(e);
+  const at = (base + lens) >>> 2;
+  for (let k = 0; k < count; k++) u32[at + k] = keys[i + k].length;
+  // All ASCII (most URLs): the lengths are byte lengths already.
+  const utf16 = r.written === chars ? 0 : 1;
+  const status = e.keys(add, h, count, lens, keyStart, keyStart + r.written, 0, utf16);
+  if (status === ERR_SPLIT && !e.go.exited) return false;
+  if (status < 0 || e.go.exited) check(e, status);
   const res = mem(e);
   for (let k = 0; k < count; k++) results[i + k] = res[base + k] === 1;
   return true;
 }
 
-function batchOp(e, op, h, keys) {
+// bytesBatch adds or tests keys[i:j], of any key type, written one by one.
+function bytesBatch(e, add, h, keys, i, j, bytes, results) {
+  const count = j - i;
+  const [lens, keyStart] = layout(count);
+  const base = scratch(e, keyStart + bytes);
+  const u8 = mem(e);
+  const u32 = mem32(e);
+  const at = (base + lens) >>> 2;
+  let off = keyStart;
+  for (let k = 0; k < count; k++) {
+    const n = writeKey(u8, base, off, keys[i + k]);
+    u32[at + k] = n;
+    off += n;
+  }
+  const status = e.keys(add, h, count, lens, keyStart, off, 0, 0);
+  if (status < 0 || e.go.exited) check(e, status);
+  const res = mem(e);
+  for (let k = 0; k < count; k++) results[i + k] = res[base + k] === 1;
+}
+
+function batchOp(e, add, h, keys) {
   if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
   const results = new Array(keys.length);
-  // Fast path: ASCII strings (most URLs), in chunks of at most 256 KiB of text.
   let i = 0;
   while (i < keys.length) {
-    let j = i;
-    let chars = 0;
-    while (j < keys.length && (j === i || chars < BATCH_BYTES / 4)) {
-      const key = keys[j++];
-      chars += typeof key === 'string' ? key.length : BATCH_BYTES;
-    }
-    if (!asciiBatch(e, op, h, keys, i, j, results)) break;
-    i = j;
-  }
-  if (i === keys.length) return results;
-  while (i < keys.length) {
-    // Take keys while they fit in BATCH_BYTES (at least one key).
+    // Take keys while their UTF-8 fits in BATCH_BYTES (at least one key).
     let j = i;
     let bytes = 0;
+    let chars = 0;
+    let strings = true;
     while (j < keys.length) {
-      const need = maxKeyBytes(keys[j]) + 5;
+      const key = keys[j];
+      let need;
+      if (typeof key === 'string') {
+        need = 3 * key.length + 5;
+      } else {
+        need = maxKeyBytes(key) + 5;
+        strings = false;
+      }
       if (j > i && bytes + need > BATCH_BYTES) break;
       bytes += need;
+      if (strings) chars += key.length;
       j++;
     }
-    const count = j - i;
-    const out = 0;
-    const lens = (count + 3) & ~3;
-    const keyStart = lens + 4 * count;
-    const base = scratch(e, keyStart + bytes);
-    const u8 = mem(e);
-    const dv = new DataView(u8.buffer, base);
-    let off = keyStart;
-    for (let k = 0; k < count; k++) {
-      const n = writeKey(u8, base, off, keys[i + k]);
-      dv.setUint32(lens + 4 * k, n, true);
-      off += n;
+    if (!strings || !stringBatch(e, add, h, keys, i, j, chars, results)) {
+      bytesBatch(e, add, h, keys, i, j, bytes, results);
     }
-    call(e, op, h, 0, count, lens, keyStart, out);
-    const res = mem(e);
-    for (let k = 0; k < count; k++) results[i + k] = res[base + out + k] === 1;
     i = j;
   }
   return results;
@@ -344,8 +385,8 @@ function batchOp(e, op, h, keys) {
 const registry =
   typeof FinalizationRegistry === 'undefined'
     ? null
-    : new FinalizationRegistry(({ handle, gen }) => {
-        if (engine && engine.generation === gen) engine.eb(OP_FREE, handle, 0, 0, 0, 0, 0, 0, 0);
+    : new FinalizationRegistry(({ handle, e }) => {
+        if (!e.dead) e.eb(OP_FREE, handle, 0, 0, 0, 0, 0, 0, 0);
       });
 
 const CONSTRUCT = Symbol('construct');
@@ -398,24 +439,27 @@ export function loadArgs(bytes, opts) {
   return { bytes, maxBits };
 }
 
+function freed() {
+  return codedError(Error, 'ERR_FREED', 'edgebloom: the filter was freed');
+}
+
 class Filter {
   #handle = 0;
-  #gen = 0;
+  #e; // the engine that holds this filter
 
   constructor(token, kind, explicit, a, b, handle, generations = 0) {
     if (token !== CONSTRUCT) throw new TypeError('edgebloom: illegal constructor');
     const e = live();
     this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, generations, 0, 0, a, b);
-    this.#gen = e.generation;
-    registry?.register(this, { handle: this.#handle, gen: this.#gen }, this);
+    this.#e = e;
+    registry?.register(this, { handle: this.#handle, e }, this);
   }
 
   // engine returns the engine after checking this filter is still live.
   #engine() {
-    const e = live();
-    if (this.#handle === 0 || e.generation !== this.#gen) {
-      throw codedError(Error, 'ERR_FREED', 'edgebloom: the filter was freed');
-    }
+    const e = this.#e;
+    if (this.#handle === 0) throw freed();
+    if (e.dead) throw engineExited();
     return e;
   }
 
@@ -431,22 +475,30 @@ class Filter {
    * @param {string | Uint8Array} key
    */
   add(key) {
-    return keyOp(this.#engine(), OP_ADD, this.#handle, key) === 1;
+    const e = this.#engine();
+    const status = e.key(1, this.#handle, 0, putKey(e, key));
+    if (status < 0 || e.go.exited) check(e, status);
+    return status === 1;
   }
 
   /** @param {string | Uint8Array} key */
   has(key) {
-    return keyOp(this.#engine(), OP_HAS, this.#handle, key) === 1;
+    const e = this.#engine();
+    const status = e.key(0, this.#handle, 0, putKey(e, key));
+    if (status < 0 || e.go.exited) check(e, status);
+    return status === 1;
   }
 
   /** @param {Array<string | Uint8Array>} keys */
   addMany(keys) {
-    return batchOp(this.#engine(), OP_ADD_MANY, this.#handle, keys);
+    const e = this.#engine();
+    return batchOp(e, 1, this.#handle, keys);
   }
 
   /** @param {Array<string | Uint8Array>} keys */
   hasMany(keys) {
-    return batchOp(this.#engine(), OP_HAS_MANY, this.#handle, keys);
+    const e = this.#engine();
+    return batchOp(e, 0, this.#handle, keys);
   }
 
   _rotate() {
@@ -555,8 +607,8 @@ class Filter {
   /** Frees the filter's memory in the engine. Later calls throw; free() again does nothing. */
   free() {
     if (this.#handle === 0) return;
-    const e = engine;
-    if (e && e.generation === this.#gen) e.eb(OP_FREE, this.#handle, 0, 0, 0, 0, 0, 0, 0);
+    const e = this.#e;
+    if (!e.dead) e.eb(OP_FREE, this.#handle, 0, 0, 0, 0, 0, 0, 0);
     registry?.unregister(this);
     this.#handle = 0;
   }
@@ -728,6 +780,15 @@ export function estimateFPR(bits, hashes, count) {
 /** Internal: the number of live filters in the engine, for leak tests. */
 export function _liveFilters() {
   return call(live(), OP_LIVE);
+}
+
+/**
+ * Internal, for tests: stops the engine as a panic outside recover would,
+ * so that the ERR_ENGINE_EXITED path can be tested. Filters of the stopped
+ * engine throw from then on; init() starts a fresh engine.
+ */
+export function _crashEngine() {
+  call(live(), OP_CRASH);
 }
 
 /** Internal: the size of the engine's linear memory in bytes. */

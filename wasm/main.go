@@ -1,16 +1,22 @@
 //go:build js && wasm
 
 // Command wasm is the edgebloom npm module's engine: package bloom compiled
-// to WebAssembly and exposed through one //go:wasmexport function, eb.
+// to WebAssembly and exposed through //go:wasmexport functions.
 //
 // A call through syscall/js costs about 25 µs; an exported function costs
 // well under 0.1 µs. So no key ever crosses as a JS value: the JS side writes
 // keys as UTF-8 into a scratch buffer in linear memory and passes handles,
-// offsets and lengths. There is one export with an operation code rather
-// than one export an operation, because each export costs about 6 kB of
-// wasm. It returns a status, negative on error with the message kept for
-// opErrorPtr/opErrorLen, and recovers from panics, because a panic inside an
-// export would end the Go program.
+// offsets and lengths.
+//
+// There are two kinds of export. The hot ones, key and keys (wasm/hot.go),
+// run once a key or a batch; they are panic-free by construction: every
+// index is checked before use and they never allocate, so they need no
+// deferred recover, which costs about 100 ns a call in Go's wasm. Everything
+// else goes through eb, one export with an operation code (each export costs
+// a few kB of wasm), which can allocate and decode, and so recovers from
+// panics. All return a status, negative on error with the message kept for
+// opErrorPtr/opErrorLen. Should the Go program exit anyway, the JS side
+// notices (go.exited) and refuses every later call.
 package main
 
 import (
@@ -36,6 +42,7 @@ const (
 	errTruncated    = -10
 	errInternal     = -11
 	errUnsupported  = -12 // the operation does not apply to this kind
+	errSplit        = -13 // a batch's text splits a UTF-8 sequence between keys (the caller retries key by key)
 )
 
 // Kinds, as in the format: passed to opNew, returned by opInspect.
@@ -80,6 +87,8 @@ var (
 )
 
 func main() {
+	// The hot exports report errors through fail without allocating.
+	errMsg = make([]byte, 0, 256)
 	select {} // the exports serve calls for as long as the instance lives
 }
 
@@ -173,11 +182,7 @@ const (
 	opErrorLen      = 2  // length of the last error message
 	opNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y when b is 1; generations c (window); returns a handle
 	opFree          = 4  // free filter h
-	opAdd           = 5  // add key scratch[a:a+b] to h; returns 1 when new, else 0
-	opHas           = 6  // test key scratch[a:a+b]
 	opRemove        = 7  // remove key scratch[a:a+b] from a counting filter
-	opAddMany       = 8  // add b keys: lengths (uint32) at c, bytes at d, one result byte a key at e
-	opHasMany       = 9  // test b keys, laid out as for opAddMany
 	opPositions     = 10 // positions of key scratch[a:a+b] as float64 at c; returns k
 	opStats         = 11 // write the stats of h as float64 at a (see stat*)
 	opUnion         = 12 // union filter a into h
@@ -191,6 +196,7 @@ const (
 	opDecode        = 20 // decode scratch[0:a] bounded by x; returns a handle
 	opLive          = 21 // number of live filters
 	opRotate        = 22 // rotate window h
+	opCrash         = 23 // exit the Go program as a panic outside recover would (tests use it)
 )
 
 // Stats written by opStats, in this order.
@@ -218,6 +224,11 @@ const (
 //
 //go:wasmexport eb
 func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
+	if op == opCrash {
+		// Before the deferred recover: the panic ends the program, which
+		// is how tests make sure the JS side then refuses every call.
+		panic("edgebloom: engine stopped by request")
+	}
 	defer guard(&status)
 	switch op {
 	case opScratch:
@@ -260,23 +271,15 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 			runtime.GC()
 		}
 		return 0
-	case opAdd, opHas, opRemove:
+	case opRemove:
 		k, ok := span(a, b)
 		if !ok {
 			return fail(errArg, "edgebloom: key outside the scratch buffer")
-		}
-		switch op {
-		case opAdd:
-			return b2i(f.Add(k))
-		case opHas:
-			return b2i(f.Has(k))
 		}
 		if c, ok := f.(*bloom.CountingFilter); ok {
 			return b2i(c.Remove(k))
 		}
 		return fail(errUnsupported, "edgebloom: remove needs a counting filter")
-	case opAddMany, opHasMany:
-		return batch(f, op == opAddMany, uint32(b), uint32(c), uint32(d), uint32(e))
 	case opPositions:
 		return positions(f, a, b, uint32(c))
 	case opStats:
@@ -352,32 +355,6 @@ func newFilter(kind int32, explicit bool, gens int32, a, b float64) int32 {
 		return failErr(err)
 	}
 	return register(f)
-}
-
-// batch adds or tests count keys: count little-endian uint32 lengths at
-// lens, the keys back to back at keys, and one result byte a key at out.
-func batch(f filter, add bool, count, lens, keys, out uint32) int32 {
-	if uint64(lens)+4*uint64(count) > uint64(len(scratch)) || uint64(out)+uint64(count) > uint64(len(scratch)) {
-		return fail(errArg, "edgebloom: batch outside the scratch buffer")
-	}
-	off := keys
-	for i := uint32(0); i < count; i++ {
-		l := lens + 4*i
-		n := uint32(scratch[l]) | uint32(scratch[l+1])<<8 | uint32(scratch[l+2])<<16 | uint32(scratch[l+3])<<24
-		k, ok := span(int32(off), int32(n))
-		if !ok {
-			return fail(errArg, "edgebloom: key outside the scratch buffer")
-		}
-		off += n
-		var r bool
-		if add {
-			r = f.Add(k)
-		} else {
-			r = f.Has(k)
-		}
-		scratch[out+i] = byte(b2i(r))
-	}
-	return int32(count)
 }
 
 func positions(f filter, off, n int32, out uint32) int32 {

@@ -72,6 +72,35 @@ test('addMany takes the same bits for ASCII and non-ASCII string batches', () =>
   }
 });
 
+test('batches split joined UTF-8 by UTF-16 lengths: surrogates, emoji, lone surrogates at key edges', () => {
+  const keys = [
+    '😀',
+    'a😀b',
+    '\ud83d', // a lone high surrogate: U+FFFD
+    '\ude00', // a lone low surrogate; joined to the key before it, the two would make 😀
+    'x\ud83d',
+    '\ude00y',
+    '例子/路径'.repeat(3),
+    'ascii-only-key-that-is-long-enough-for-the-8-byte-loop',
+    'é',
+    '',
+    'https://xn--fsqu00a.xn--0zwm56d/😀/例子?q=é',
+    '\ud800\udfff\udbff\udc00',
+  ];
+  const enc = new TextEncoder();
+  for (const batch of [keys, keys.slice().reverse(), keys.filter((k, i) => i % 2), ['\ud83d', '\ude00']]) {
+    const a = new BloomFilter({ bits: 1 << 16, hashes: 7 });
+    const b = new BloomFilter({ bits: 1 << 16, hashes: 7 });
+    const many = a.addMany(batch);
+    assert.deepEqual(many, batch.map((k) => b.add(enc.encode(k))));
+    assert.deepEqual(a.toBytes(), b.toBytes(), JSON.stringify(batch));
+    assert.deepEqual(a.hasMany(batch), batch.map(() => true));
+    const c = new BloomFilter({ bits: 1 << 16, hashes: 7 });
+    c.addMany(batch.map((k) => enc.encode(k)));
+    assert.deepEqual(c.toBytes(), a.toBytes());
+  }
+});
+
 test('counting filter: remove', () => {
   const f = new CountingBloomFilter({ capacity: 1000, errorRate: 0.01 });
   assert.equal(f.remove('absent'), false);

@@ -1,0 +1,172 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"unsafe"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+// The hot exports, key and keys. Neither defers a recover: both check every
+// handle and range before they index, and neither allocates, so neither can
+// panic. A filter kind with its own Add and Has gets a case in addKey and
+// hasKey, which lets the compiler inline its hot path; other kinds go
+// through the filter interface.
+
+// addKey adds k to f and reports whether it was new.
+func addKey(f filter, k []byte) bool {
+	switch f := f.(type) {
+	case *bloom.Filter:
+		return f.Add(k)
+	}
+	return f.Add(k)
+}
+
+// hasKey reports whether f probably holds k.
+func hasKey(f filter, k []byte) bool {
+	switch f := f.(type) {
+	case *bloom.Filter:
+		return f.Has(k)
+	}
+	return f.Has(k)
+}
+
+// key adds (add 1) or tests (add 0) the key scratch[off:off+n] in filter h.
+// It returns 1 when the key was new (add) or is probably present (test), 0
+// when not, or a negative status.
+//
+//go:wasmexport key
+func key(add, h, off, n int32) int32 {
+	f := lookup(h)
+	k, ok := span(off, n)
+	if f == nil || !ok {
+		return badKey(f)
+	}
+	if add == 1 {
+		return b2i(addKey(f, k))
+	}
+	return b2i(hasKey(f, k))
+}
+
+// keys adds (add 1) or tests (add 0) count keys in filter h and writes one
+// result byte a key, as key returns it, at scratch[out:]. The keys are the
+// text scratch[text:end], back to back; their lengths are count
+// little-endian uint32 at scratch[lens:]. With utf16 0 the lengths are in
+// bytes. With utf16 1 the text is UTF-8 and the lengths are in UTF-16 code
+// units, which is what a JS caller knows of its strings before encoding them
+// all with one encodeInto: a 4-byte sequence is two units, any shorter one a
+// unit (a lone surrogate arrives as U+FFFD, three bytes, one unit); they are
+// turned into byte lengths, in place, before any key is added. It returns
+// count, or a negative status. On errSplit, nothing has changed: a key ends
+// inside a 4-byte sequence (its lone high surrogate and the next key's lone
+// low surrogate were joined into one code point), and the caller retries
+// the batch key by key.
+//
+//go:wasmexport keys
+func keys(add, h, count, lens, text, end, out, utf16 int32) int32 {
+	return batch(h, add == 1, uint32(count), uint32(lens), uint32(text), uint32(end), uint32(out), utf16 == 1)
+}
+
+// badKey is the status of a hot call whose filter or key is not valid.
+func badKey(f filter) int32 {
+	if f == nil {
+		return fail(errHandle, "edgebloom: the filter was freed")
+	}
+	return fail(errArg, "edgebloom: key outside the scratch buffer")
+}
+
+func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) int32 {
+	f := lookup(h)
+	if f == nil {
+		return badKey(f)
+	}
+	n := uint64(len(scratch))
+	if uint64(lens)+4*uint64(count) > n || uint64(out)+uint64(count) > n || keys > end || uint64(end) > n {
+		return fail(errArg, "edgebloom: batch outside the scratch buffer")
+	}
+	// From here every index is below len(scratch): the loops read through
+	// a pointer, without Go's bounds checks.
+	base := unsafe.Pointer(unsafe.SliceData(scratch))
+	off := keys
+	if utf16 {
+		for i := uint32(0); i < count; i++ {
+			l := (*uint32)(unsafe.Add(base, lens+4*i))
+			next := utf8End(base, off, end, *l)
+			if next > end {
+				if next == splitEnd {
+					return fail(errSplit, "edgebloom: a key ends inside a UTF-8 sequence")
+				}
+				return fail(errArg, "edgebloom: key outside the scratch buffer")
+			}
+			*l = next - off
+			off = next
+		}
+		off = keys
+	}
+	for i := uint32(0); i < count; i++ {
+		l := *(*uint32)(unsafe.Add(base, lens+4*i))
+		if l > end-off {
+			return fail(errArg, "edgebloom: key outside the scratch buffer")
+		}
+		next := off + l
+		k := unsafe.Slice((*byte)(unsafe.Add(base, off)), l)
+		var r bool
+		if add {
+			r = addKey(f, k)
+		} else {
+			r = hasKey(f, k)
+		}
+		*(*byte)(unsafe.Add(base, out+i)) = byte(b2i(r))
+		off = next
+	}
+	return int32(count)
+}
+
+// splitEnd is what utf8End returns when the key ends inside a 4-byte
+// sequence; it is above any end, since scratch is far smaller than 4 GiB.
+const splitEnd = ^uint32(0)
+
+// utf8End returns where the UTF-8 text at base+off that holds units UTF-16
+// code units ends, or a value above end when it runs past end. The text
+// came from TextEncoder, so it is valid UTF-8: the lead byte says a
+// sequence's length.
+func utf8End(base unsafe.Pointer, off, end, units uint32) uint32 {
+	for units > 0 {
+		// Eight ASCII bytes at a time: URLs are mostly ASCII even when
+		// some of their characters are not.
+		for units >= 8 && end-off >= 8 {
+			if *(*uint64)(unsafe.Add(base, off))&0x8080808080808080 != 0 {
+				break
+			}
+			off += 8
+			units -= 8
+		}
+		if units == 0 {
+			break
+		}
+		if off >= end {
+			return end + 1
+		}
+		c := *(*byte)(unsafe.Add(base, off))
+		switch {
+		case c < 0x80:
+			off++
+		case c < 0xe0:
+			off += 2
+		case c < 0xf0:
+			off += 3
+		default:
+			if units < 2 {
+				return splitEnd
+			}
+			off += 4
+			units--
+		}
+		units--
+	}
+	if off > end {
+		return end + 1
+	}
+	return off
+}
