@@ -288,7 +288,7 @@ func (f *BlockedFilter) NumHashes() uint32 { return 8 }
 // what Filter.Locations is for a classic filter; unlike Add and Has,
 // Locations allocates.
 func (f *BlockedFilter) Locations(key []byte) []uint64 {
-	h := xxhash.Sum64(key)
+	h := xxh64(key, 0)
 	first := BlockBits * ((h >> 32) * f.NumBlocks() >> 32)
 	pos := make([]uint64, len(salt))
 	for i, s := range salt {
