@@ -4,7 +4,6 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"strconv"
 	"unsafe"
 )
 
@@ -125,7 +124,7 @@ func checkBlocks(blocks uint64) error {
 	case blocks == 0:
 		return argError("blocks", "must be at least 1")
 	case blocks > MaxBlocks:
-		return argError("blocks", "must be at most MaxBlocks (2^32), got "+strconv.FormatUint(blocks, 10))
+		return argError("blocks", "must be at most MaxBlocks (2^32), got "+utoa(blocks))
 	case blocks >= math.MaxInt/32:
 		return argError("blocks", "does not fit in this platform's address space")
 	}
@@ -175,9 +174,9 @@ func BlockedFromParquet(bitset []byte) (*BlockedFilter, error) {
 func checkParquetLen(n uint64) error {
 	switch {
 	case n == 0 || n%32 != 0:
-		return argError("bitset", "length must be a positive multiple of 32 bytes, got "+strconv.FormatUint(n, 10))
+		return argError("bitset", "length must be a positive multiple of 32 bytes, got "+utoa(n))
 	case n > MaxParquetBytes:
-		return argError("bitset", "must be at most MaxParquetBytes (1 GiB), got "+strconv.FormatUint(n, 10)+" bytes")
+		return argError("bitset", "must be at most MaxParquetBytes (1 GiB), got "+utoa(n)+" bytes")
 	}
 	return nil
 }

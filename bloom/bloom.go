@@ -223,6 +223,11 @@ func (f *Filter) TargetFPR() float64 { return f.fpRate }
 
 // SetBits returns the number of bits set. It counts all m bits, so it takes
 // time proportional to m.
+//
+// It is never inlined: its loop at each of its 7 call sites made the wasm
+// 0.4 kB larger.
+//
+//go:noinline
 func (f *Filter) SetBits() uint64 {
 	var n int
 	for i := range f.words {

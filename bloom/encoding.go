@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io"
 	"math"
-	"strconv"
 )
 
 // The encoding, described field by field in docs/format.md:
@@ -107,19 +106,19 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 	case string(b[:4]) != magic:
 		return h, ErrNotFilter
 	case b[4] != formatVersion:
-		return h, wrap(ErrVersion, "format version "+strconv.Itoa(int(b[4])))
+		return h, wrap(ErrVersion, "format version "+utoa(uint64(b[4])))
 	case b[6] != HashXXH64 && b[6] != HashParquet:
-		return h, wrap(ErrVersion, "hash scheme "+strconv.Itoa(int(b[6])))
+		return h, wrap(ErrVersion, "hash scheme "+utoa(uint64(b[6])))
 	case h.flags&^flagDirty != 0 || h.flags != 0 && h.kind != kindClassic:
 		return h, wrap(ErrCorrupt, "unknown flags")
 	case h.kind != want:
 		return h, wrap(ErrKind, "found "+kindName(h.kind)+", want "+kindName(want))
 	case h.kind <= kindBlocked && b[6] != hashScheme(h.kind):
-		return h, wrap(ErrVersion, "hash scheme "+strconv.Itoa(int(b[6]))+" for a "+kindName(h.kind)+" filter")
+		return h, wrap(ErrVersion, "hash scheme "+utoa(uint64(b[6]))+" for a "+kindName(h.kind)+" filter")
 	case h.m == 0 || h.m > MaxBits:
 		return h, wrap(ErrCorrupt, "m out of range")
 	case h.m > maxBits:
-		return h, wrap(ErrTooLarge, strconv.FormatUint(h.m, 10)+" bits, bound "+strconv.FormatUint(maxBits, 10))
+		return h, wrap(ErrTooLarge, utoa(h.m)+" bits, bound "+utoa(maxBits))
 	case math.IsNaN(h.fpRate) || h.fpRate < 0 || h.fpRate >= 1 || (h.fpRate == 0) != (h.capacity == 0):
 		return h, wrap(ErrCorrupt, "capacity and target rate out of range")
 	}
@@ -196,7 +195,7 @@ func kindName(k uint8) string {
 	case kindBlocked:
 		return "blocked"
 	}
-	return "kind " + strconv.Itoa(int(k))
+	return "kind " + utoa(uint64(k))
 }
 
 // payloadWords is the number of 64-bit words that hold m bits or counters.

@@ -2,7 +2,6 @@ package bloom
 
 import (
 	"math"
-	"strconv"
 )
 
 // Limits on the size of a filter. They bound what New, NewWithSize and the
@@ -42,7 +41,7 @@ func Optimal(capacity uint64, fpRate float64) (m uint64, k uint32, err error) {
 	m = uint64(bits)
 	hashes := math.Max(1, math.Round(math.Ln2*float64(m)/n))
 	if hashes > MaxHashes {
-		return 0, 0, argError("fpRate", "needs "+strconv.FormatUint(uint64(hashes), 10)+
+		return 0, 0, argError("fpRate", "needs "+utoa(uint64(hashes))+
 			" hash functions, more than MaxHashes (64)")
 	}
 	return m, uint32(hashes), nil
@@ -73,11 +72,11 @@ func checkSize(m uint64, k uint32) error {
 	case m == 0:
 		return argError("m", "must be at least 1")
 	case m > MaxBits:
-		return argError("m", "must be at most MaxBits ("+strconv.FormatUint(MaxBits, 10)+"), got "+strconv.FormatUint(m, 10))
+		return argError("m", "must be at most MaxBits ("+utoa(MaxBits)+"), got "+utoa(m))
 	case k == 0:
 		return argError("k", "must be at least 1")
 	case k > MaxHashes:
-		return argError("k", "must be at most MaxHashes (64), got "+strconv.FormatUint(uint64(k), 10))
+		return argError("k", "must be at most MaxHashes (64), got "+utoa(uint64(k)))
 	case m/64 >= math.MaxInt/8:
 		return argError("m", "does not fit in this platform's address space")
 	}
