@@ -9,5 +9,6 @@ export {
   estimateFPR,
   MAX_BITS,
 } from './core.js';
+export { BlockedBloomFilter } from './blocked.js';
 export { ShardedBloomFilter, fromBytes } from './sharded.js';
 export { canonicalURL } from './canonical.js';

@@ -18,9 +18,9 @@ const OP_FREE = 4;
 const OP_REMOVE = 7;
 const OP_POSITIONS = 10;
 const OP_STATS = 11;
-const OP_UNION = 12;
-const OP_INTERSECT = 13;
-const OP_EQUAL = 14;
+export const OP_UNION = 12;
+export const OP_INTERSECT = 13;
+export const OP_EQUAL = 14;
 const OP_CLEAR = 15;
 const OP_ENCODE = 16;
 const OP_OUTPUT_PTR = 17;
@@ -30,16 +30,19 @@ const OP_DECODE = 20;
 const OP_LIVE = 21;
 const OP_ROTATE = 22;
 const OP_CRASH = 23;
+const OP_FROM_PARQUET = 24;
 
 const KIND_CLASSIC = 1;
 const KIND_COUNTING = 2;
 const KIND_SCALABLE = 3;
 const KIND_WINDOW = 4;
+export const KIND_BLOCKED = 5;
 const KIND_NAMES = {
   [KIND_CLASSIC]: 'classic',
   [KIND_COUNTING]: 'counting',
   [KIND_SCALABLE]: 'scalable',
   [KIND_WINDOW]: 'window',
+  [KIND_BLOCKED]: 'blocked',
 };
 
 // Status codes of the eb export and the Error codes they become.
@@ -80,6 +83,7 @@ const NUM_STATS = 13;
 /** The largest filter the WebAssembly engine makes or loads: 2^32 bits (512 MiB). */
 export const MAX_BITS = 2 ** 32;
 const HEADER_SIZE = 64;
+const CHECKSUM_SIZE = 8;
 // Batches are cut so that the scratch buffer stays near this size.
 const BATCH_BYTES = 1 << 20;
 
@@ -389,9 +393,10 @@ const registry =
         if (!e.dead) e.eb(OP_FREE, handle, 0, 0, 0, 0, 0, 0, 0);
       });
 
-const CONSTRUCT = Symbol('construct');
+/** Internal: the token that lets a filter class reach the Filter constructor. */
+export const CONSTRUCT = Symbol('construct');
 
-function positiveInteger(name, value, max) {
+export function positiveInteger(name, value, max) {
   if (typeof value !== 'number') throw new TypeError(`edgebloom: "${name}" must be a number, got ${typeof value}`);
   if (!Number.isInteger(value) || value < 1 || value > max) {
     throw new RangeError(`edgebloom: "${name}" must be an integer from 1 to ${max}, got ${value}`);
@@ -399,13 +404,13 @@ function positiveInteger(name, value, max) {
   return value;
 }
 
-function rate(name, value) {
+export function rate(name, value) {
   if (typeof value !== 'number') throw new TypeError(`edgebloom: "${name}" must be a number, got ${typeof value}`);
   if (!(value > 0 && value < 1)) throw new RangeError(`edgebloom: "${name}" must be between 0 and 1 (exclusive), got ${value}`);
   return value;
 }
 
-function options(value, what) {
+export function options(value, what) {
   if (value === null || typeof value !== 'object') {
     throw new TypeError(`edgebloom: ${what} takes an options object`);
   }
@@ -443,7 +448,7 @@ function freed() {
   return codedError(Error, 'ERR_FREED', 'edgebloom: the filter was freed');
 }
 
-class Filter {
+export class Filter {
   #handle = 0;
   #e; // the engine that holds this filter
 
@@ -596,10 +601,23 @@ class Filter {
 
   /** The filter in the documented binary format, identical to Go's MarshalBinary. */
   toBytes() {
+    return this.#output();
+  }
+
+  // A split-block filter's payload is Parquet's bitset (docs/format.md),
+  // so the encoding without its header and checksum is the bitset: no
+  // operation of its own in the engine, which saves 1.1 kB of wasm.
+  _parquetBitset() {
+    return this.#output(HEADER_SIZE, CHECKSUM_SIZE);
+  }
+
+  // output encodes the filter and copies it out of the engine's output
+  // buffer, less skip bytes at the start and trim at the end.
+  #output(skip = 0, trim = 0) {
     const e = this.#engine();
     const n = call(e, OP_ENCODE, this.#handle);
     const ptr = call(e, OP_OUTPUT_PTR) >>> 0;
-    const bytes = mem(e).slice(ptr, ptr + n);
+    const bytes = mem(e).slice(ptr + skip, ptr + n - trim);
     call(e, OP_OUTPUT_RELEASE);
     return bytes;
   }
@@ -617,7 +635,7 @@ class Filter {
     this.free();
   }
 
-  static _load(Class, input, opts, want) {
+  static _load(Class, input, opts, want, classes = CLASSES) {
     const { bytes, maxBits } = loadArgs(input, opts);
     const e = live();
     if (bytes.length < HEADER_SIZE) {
@@ -634,8 +652,21 @@ class Filter {
     base = scratch(e, bytes.length);
     mem(e).set(bytes, base);
     const handle = call(e, OP_DECODE, 0, bytes.length, 0, 0, 0, 0, maxBits);
-    const C = Class ?? CLASSES[kind];
+    const C = Class ?? classes[kind];
     return new C(CONSTRUCT, kind, 0, 0, 0, handle);
+  }
+
+  static _fromParquet(Class, input, opts) {
+    const { bytes, maxBits } = loadArgs(input, opts);
+    const e = live();
+    // Checked before the bitset is copied into linear memory, which grows for good.
+    if (8 * bytes.length > maxBits) {
+      throw codedError(Error, 'ERR_TOO_LARGE', `bloom: filter exceeds the size bound: the bitset has ${8 * bytes.length} bits, maxBits is ${maxBits}`);
+    }
+    const base = scratch(e, bytes.length);
+    mem(e).set(bytes, base);
+    const handle = call(e, OP_FROM_PARQUET, 0, bytes.length, 0, 0, 0, 0, maxBits);
+    return new Class(CONSTRUCT, KIND_BLOCKED, 0, 0, 0, handle);
   }
 }
 
@@ -750,11 +781,12 @@ const CLASSES = {
 };
 
 /**
- * Loads a filter of any kind from bytes in the documented format.
+ * Loads a filter of any kind from bytes in the documented format; classes
+ * adds the classes of kinds defined outside this file.
  * @returns {BloomFilter | CountingBloomFilter | ScalableBloomFilter | WindowBloomFilter}
  */
-export function fromBytes(bytes, opts) {
-  return Filter._load(undefined, bytes, opts, undefined);
+export function fromBytes(bytes, opts, classes) {
+  return Filter._load(undefined, bytes, opts, undefined, { ...CLASSES, ...classes });
 }
 
 /**

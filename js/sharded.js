@@ -18,7 +18,8 @@
 // Integers are little-endian; every record is a classic filter in the
 // documented format, with its own checksum.
 
-import { BloomFilter, fromBytes as filterFromBytes, loadArgs } from './core.js';
+import { BloomFilter, KIND_BLOCKED, fromBytes as filterFromBytes, loadArgs } from './core.js';
+import { BlockedBloomFilter } from './blocked.js';
 
 const MAGIC = [0x45, 0x42, 0x53, 0x43]; // "EBSC"
 const FIXED = 24;
@@ -190,5 +191,6 @@ export class ShardedBloomFilter {
  */
 export function fromBytes(input, opts) {
   const { bytes } = loadArgs(input, opts);
-  return isSharded(bytes) ? ShardedBloomFilter.fromBytes(bytes, opts) : filterFromBytes(bytes, opts);
+  if (isSharded(bytes)) return ShardedBloomFilter.fromBytes(bytes, opts);
+  return filterFromBytes(bytes, opts, { [KIND_BLOCKED]: BlockedBloomFilter });
 }

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { init, BloomFilter, CountingBloomFilter, ScalableBloomFilter } from 'edgebloom';
+import { init, BloomFilter, CountingBloomFilter, ScalableBloomFilter, BlockedBloomFilter } from 'edgebloom';
 import { crawlerURLs } from './helpers.js';
 
 before(() => init());
@@ -24,6 +24,8 @@ test('filters written in JS answer the same in Go, and Go re-encodes them byte f
       new BloomFilter({ capacity: 3000, errorRate: 0.01 }),
       new CountingBloomFilter({ bits: 5000, hashes: 4 }),
       new ScalableBloomFilter({ initialCapacity: 100, errorRate: 0.01 }),
+      new BlockedBloomFilter({ capacity: 3000, errorRate: 0.01 }),
+      BlockedBloomFilter.fromParquet(new Uint8Array(32 * 200).fill(0x11)),
     ]) {
       f.addMany(keys);
       const bytes = f.toBytes();

@@ -8,6 +8,7 @@ import {
   CountingBloomFilter,
   ScalableBloomFilter,
   WindowBloomFilter,
+  BlockedBloomFilter,
   fromBytes,
   optimal,
   MAX_BITS,
@@ -21,6 +22,7 @@ const classes = {
   counting: CountingBloomFilter,
   scalable: ScalableBloomFilter,
   window: WindowBloomFilter,
+  blocked: BlockedBloomFilter,
 };
 
 function build(v) {
@@ -51,7 +53,39 @@ test('positions equal Go Locations for every key', () => {
   assert.ok(checked >= 3, `checked ${checked} (m, k) pairs`);
 });
 
-for (const v of vectors.filters) {
+test('split-block positions equal Go for every key', () => {
+  let checked = 0;
+  for (const { blocks, positions } of vectors.blockedLocations) {
+    if (256 * blocks > MAX_BITS) continue; // 2^32 blocks: Go checks these
+    const f = new BlockedBloomFilter({ blocks });
+    vectors.keys.forEach((key, i) => {
+      assert.deepEqual(f.positions(key), positions[i], `positions(${JSON.stringify(key.slice(0, 40))}) blocks=${blocks}`);
+      assert.deepEqual(f.positions(new TextEncoder().encode(key)), positions[i], 'bytes and string keys agree');
+    });
+    f.free();
+    checked++;
+  }
+  assert.ok(checked >= 3, `checked ${checked} block counts`);
+});
+
+for (const v of vectors.blocked) {
+  test(`${v.name}: the payload is Parquet's bitset, in and out`, () => {
+    const bytes = fromBase64(v.base64);
+    const bitset = bytes.slice(64, bytes.length - 8); // docs/format.md: header, payload, checksum
+    const built = build(v).f;
+    assert.deepEqual(built.parquetBitset(), bitset, 'parquetBitset equals the payload of Go\'s bytes');
+    const f = BlockedBloomFilter.fromParquet(bitset);
+    assert.deepEqual(f.hasMany(v.probes), v.has);
+    assert.ok(f.equals(built));
+    assert.equal(f.count, Math.round(f.estimatedCount), 'count is the rounded estimate, as in Go');
+    assert.equal(f.capacity, 0);
+    assert.equal(f.errorRate, 0);
+    f.free();
+    built.free();
+  });
+}
+
+for (const v of [...vectors.filters, ...vectors.blocked]) {
   test(`${v.name}: built in JS, same answers and bytes as Go`, () => {
     const { f, added, removed } = build(v);
     assert.deepEqual(added, v.addResults, 'add results');

@@ -36,6 +36,8 @@ func main() {
 		f, err = bloom.DecodeCounting(r, bloom.MaxBits)
 	case "scalable":
 		f, err = bloom.DecodeScalable(r, bloom.MaxBits)
+	case "blocked":
+		f, err = bloom.DecodeBlocked(r, bloom.MaxBits)
 	default:
 		f, err = bloom.Decode(r, bloom.MaxBits)
 	}

@@ -1,0 +1,79 @@
+// The split-block kind (kind 5): Apache Parquet's Split Block Bloom Filter
+// over the Go engine's bloom.BlockedFilter. A key's eight bits all lie in
+// one 256-bit block, one bit in each of its eight 32-bit words, so an add
+// or a has touches one cache line where a classic filter of the same rate
+// touches about seven; the price is about 11 % more bits for the same rate.
+
+import {
+  Filter,
+  CONSTRUCT,
+  KIND_BLOCKED,
+  MAX_BITS,
+  OP_UNION,
+  OP_INTERSECT,
+  OP_EQUAL,
+  options,
+  positiveInteger,
+  rate,
+} from './core.js';
+
+/** Bits in a block: eight 32-bit words. */
+const BLOCK_BITS = 256;
+
+// blockedArgs validates { capacity, errorRate } or { blocks }.
+function blockedArgs(opts) {
+  opts = options(opts, 'new BlockedBloomFilter');
+  if (opts.blocks !== undefined) return [1, positiveInteger('blocks', opts.blocks, MAX_BITS / BLOCK_BITS), 0];
+  if (opts.bits !== undefined || opts.hashes !== undefined) {
+    throw new TypeError(
+      'edgebloom: new BlockedBloomFilter takes { capacity, errorRate } or { blocks } (256 bits each), not "bits" and "hashes"',
+    );
+  }
+  return [0, positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER), rate('errorRate', opts.errorRate)];
+}
+
+/**
+ * A split-block Bloom filter, byte for byte Parquet's: its parquetBitset()
+ * is what a Parquet file stores for a column whose values are the keys.
+ */
+export class BlockedBloomFilter extends Filter {
+  /** @param {{capacity: number, errorRate: number} | {blocks: number}} opts */
+  constructor(opts, ...internal) {
+    if (opts === CONSTRUCT) {
+      super(CONSTRUCT, ...internal);
+    } else {
+      const [explicit, a, b] = blockedArgs(opts);
+      super(CONSTRUCT, KIND_BLOCKED, explicit, a, b);
+    }
+  }
+  /** The eight bits of key, one in each 32-bit word of its block: 256·block + 32·word + bit. */
+  positions(key) {
+    return this._positions(key);
+  }
+  /** The number of 256-bit blocks. */
+  get blocks() {
+    return this.bits / BLOCK_BITS;
+  }
+  /** Adds every key of other; both must have the same number of blocks. */
+  union(other) {
+    this._combine(OP_UNION, other, BlockedBloomFilter);
+  }
+  /** Keeps only bits also set in other. */
+  intersect(other) {
+    this._combine(OP_INTERSECT, other, BlockedBloomFilter);
+  }
+  equals(other) {
+    return this._combine(OP_EQUAL, other, BlockedBloomFilter) === 1;
+  }
+  /** The bitset as a Parquet file stores it after the BloomFilterHeader: 32 bytes a block. */
+  parquetBitset() {
+    return this._parquetBitset();
+  }
+  static fromBytes(bytes, opts) {
+    return Filter._load(BlockedBloomFilter, bytes, opts, KIND_BLOCKED);
+  }
+  /** A filter whose bits are a copy of a Parquet split-block bitset. */
+  static fromParquet(bytes, opts) {
+    return Filter._fromParquet(BlockedBloomFilter, bytes, opts);
+  }
+}
