@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/redisfilter/redistest"
 	"github.com/edgebloom/edgebloom/snapshot"
 	"github.com/redis/go-redis/v9"
 )
@@ -57,8 +58,8 @@ func localSnapshot(t testing.TB, shards int, capacity uint64, fpRate float64, ke
 }
 
 func TestAddHas(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	f, err := New(ctx, c, "crawl", 10000, 0.01)
 	if err != nil {
 		t.Fatal(err)
@@ -123,8 +124,8 @@ func TestAddHas(t *testing.T) {
 // TestBitOrder pins the mapping of a bit of the format to its Redis offset:
 // bit i of the payload is Redis offset i^7, checked with GETBIT.
 func TestBitOrder(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	f, err := New(ctx, c, "order", 50, 0.1)
 	if err != nil {
 		t.Fatal(err)
@@ -145,8 +146,8 @@ func TestBitOrder(t *testing.T) {
 }
 
 func TestSnapshotSharded(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	for _, shards := range []int{1, 2, 5} {
 		t.Run(fmt.Sprint(shards, " shards"), func(t *testing.T) {
 			name := fmt.Sprint("s", shards)
@@ -216,8 +217,8 @@ func allTrue(b []bool) bool {
 // TestSeedAndExplicitSize restores a filter of explicit size and seed made by
 // package bloom, and adds to it in Redis as bloom does.
 func TestSeedAndExplicitSize(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	local, _ := bloom.NewWithSeed(100003, 5, 77)
 	keys := urls("seed", 4000)
 	for _, k := range keys[:2000] {
@@ -291,8 +292,8 @@ func TestSized(t *testing.T) {
 }
 
 func TestBadInput(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	for _, tt := range []struct {
 		name string
 		cfg  Config
@@ -367,8 +368,8 @@ func TestBadInput(t *testing.T) {
 // TestWrongThings: a name or key that holds something else, or a filter
 // with other parameters, gives a clear error and nothing is overwritten.
 func TestWrongThings(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	c.RPush(ctx, "list", "a", "b")
 	c.HSet(ctx, "foreign", "owner", "someone else")
 	if _, err := New(ctx, c, "list", 1000, 0.01); !errors.Is(err, ErrNotFilter) || !strings.Contains(err.Error(), "WRONGTYPE") {
@@ -474,8 +475,8 @@ func second[T any](_ T, err error) error { return err }
 // TestMissingShard: a shard deleted (or evicted, or lost) gives errors, never
 // "absent" for the keys it held, and is not silently made again.
 func TestMissingShard(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	f, err := NewWithConfig(ctx, c, "m", Config{Capacity: 1000, FPRate: 0.01, Shards: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -515,8 +516,8 @@ func TestMissingShard(t *testing.T) {
 // TestConcurrentNew: processes of a fleet that start at once all call New
 // with the same arguments; one makes the filter, the others join it.
 func TestConcurrentNew(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	var wg sync.WaitGroup
 	errs := make([]error, 20)
 	for i := range errs {
@@ -537,8 +538,8 @@ func TestConcurrentNew(t *testing.T) {
 }
 
 func TestDelete(t *testing.T) {
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	f, _ := NewWithConfig(ctx, c, "d", Config{Capacity: 1000, FPRate: 0.01, Shards: 3})
 	f.AddMany(ctx, urls("d", 100))
 	if n, _ := c.DBSize(ctx).Result(); n != 7 {
@@ -557,20 +558,20 @@ func TestDelete(t *testing.T) {
 }
 
 func TestRequirePass(t *testing.T) {
-	srv := startServer(t, "--requirepass", "s3cret")
+	srv := redistest.Start(t, "--requirepass", "s3cret")
 	ctx := testCtx(t)
-	anon := srv.client()
+	anon := srv.Client()
 	if _, err := New(ctx, anon, "crawl", 1000, 0.01); err == nil || !strings.Contains(err.Error(), "NOAUTH") || !strings.HasPrefix(err.Error(), "redisfilter: ") {
 		t.Errorf("New without a password: got %v; want a redisfilter error naming NOAUTH", err)
 	}
 	if _, err := Open(ctx, anon, "crawl"); err == nil || !strings.Contains(err.Error(), "NOAUTH") {
 		t.Errorf("Open without a password: got %v; want NOAUTH", err)
 	}
-	wrong := srv.client(func(o *redis.Options) { o.Password = "guess" })
+	wrong := srv.Client(func(o *redis.Options) { o.Password = "guess" })
 	if _, err := New(ctx, wrong, "crawl", 1000, 0.01); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
 		t.Errorf("New with a wrong password: got %v; want WRONGPASS", err)
 	}
-	authed := srv.client(func(o *redis.Options) { o.Password = "s3cret" })
+	authed := srv.Client(func(o *redis.Options) { o.Password = "s3cret" })
 	if n, _ := authed.DBSize(ctx).Result(); n != 0 {
 		t.Errorf("refused clients left %d keys", n)
 	}

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/edgebloom/edgebloom/redisfilter/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -110,8 +111,8 @@ func TestTwoProcesses(t *testing.T) {
 		runChild(t, addr)
 		return
 	}
-	srv := startServer(t)
-	ctx, c := testCtx(t), srv.client()
+	srv := redistest.Start(t)
+	ctx, c := testCtx(t), srv.Client()
 	// A tiny rate, so that no URL finds its bits set by others (a false
 	// positive) and each is new exactly once, in any order of the adds.
 	f, err := NewWithConfig(ctx, c, sharedName, Config{Capacity: sharedCapacity, FPRate: sharedRate, Shards: 3})
@@ -121,7 +122,7 @@ func TestTwoProcesses(t *testing.T) {
 	start := time.Now().Add(500 * time.Millisecond)
 	out := filepath.Join(t.TempDir(), "child.json")
 	child := exec.Command(os.Args[0], "-test.run=^TestTwoProcesses$", "-test.count=1")
-	child.Env = append(os.Environ(), childAddr+"="+srv.addr(), childOut+"="+out,
+	child.Env = append(os.Environ(), childAddr+"="+srv.Addr(), childOut+"="+out,
 		childStart+"="+strconv.FormatInt(start.UnixNano(), 10))
 	var childLog bytes.Buffer
 	child.Stdout, child.Stderr = &childLog, &childLog
@@ -192,9 +193,9 @@ func runChild(t *testing.T, addr string) {
 // TestCrashAOF kills Redis with SIGKILL while 8 goroutines add, restarts it
 // on its append-only file, and finds every add that returned without error.
 func TestCrashAOF(t *testing.T) {
-	srv := startServer(t, "--appendonly", "yes", "--appendfsync", "always")
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 	ctx := testCtx(t)
-	c := srv.client(noRetries)
+	c := srv.Client(noRetries)
 	f, err := New(ctx, c, "durable", 1_000_000, 0.01)
 	if err != nil {
 		t.Fatal(err)
@@ -238,14 +239,23 @@ func TestCrashAOF(t *testing.T) {
 			}
 		}()
 	}
-	time.Sleep(400 * time.Millisecond)
-	srv.kill()
+	// Mid-run: once 1 000 adds have returned (or after 10 s on a very slow
+	// machine), while the goroutines keep adding.
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 1000 {
+			break
+		}
+	}
+	srv.Kill()
 	wg.Wait()
 	if len(acked) < 100 {
 		t.Fatalf("only %d adds before the crash", len(acked))
 	}
-	srv.start()
-	f, err = Open(ctx, srv.client(), "durable")
+	srv.Restart()
+	f, err = Open(ctx, srv.Client(), "durable")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,9 +285,9 @@ func TestCrashAOF(t *testing.T) {
 // wrapping the cause and never a wrong answer, and work again once Redis is
 // back.
 func TestOutage(t *testing.T) {
-	srv := startServer(t, "--appendonly", "yes", "--appendfsync", "always")
+	srv := redistest.Start(t, "--appendonly", "yes", "--appendfsync", "always")
 	ctx := testCtx(t)
-	c := srv.client(noRetries)
+	c := srv.Client(noRetries)
 	f, err := NewWithConfig(ctx, c, "outage", Config{Capacity: 10000, FPRate: 0.01, Shards: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -313,7 +323,7 @@ func TestOutage(t *testing.T) {
 	}
 
 	// Connections cut under the client.
-	admin := srv.client()
+	admin := srv.Client()
 	if err := admin.ClientKillByFilter(ctx, "TYPE", "normal", "SKIPME", "yes").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +331,7 @@ func TestOutage(t *testing.T) {
 	check("after the cut", true)
 
 	// Redis down: every call fails with the cause, a refused connection.
-	srv.kill()
+	srv.Kill()
 	calls := map[string]error{
 		"Add":      second(f.Add(ctx, "new")),
 		"Has":      second(f.Has(ctx, keys[0])),
@@ -341,7 +351,7 @@ func TestOutage(t *testing.T) {
 	if _, err := f.Has(ctx, keys[0]); err == nil {
 		t.Error("Has with Redis down: no error")
 	}
-	retrying := srv.client()
+	retrying := srv.Client()
 	g, err := Open(ctx, retrying, "outage")
 	if !errors.Is(err, syscall.ECONNREFUSED) || g != nil {
 		t.Errorf("Open with retries and Redis down: got %v; want ECONNREFUSED", err)
@@ -355,7 +365,7 @@ func TestOutage(t *testing.T) {
 
 	// Back: the same handle works, the keys are there, and AddMany reloads
 	// its script, which the restart dropped.
-	srv.start()
+	srv.Restart()
 	check("after the restart", true)
 	res, err := f.AddMany(ctx, urls("after", 100))
 	if err != nil || !allTrue(res) {
@@ -371,9 +381,9 @@ func TestOutage(t *testing.T) {
 // so this shows that each shard's bits and count share a slot, with and
 // without a hash tag in the name.
 func TestCluster(t *testing.T) {
-	srv := startServer(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	srv := redistest.Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
 	ctx := testCtx(t)
-	admin := srv.client()
+	admin := srv.Client()
 	if err := admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", "0", "16383").Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +397,7 @@ func TestCluster(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.addr()}})
+	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr()}})
 	t.Cleanup(func() { c.Close() })
 	var uc redis.UniversalClient = c
 	keys := urls("cluster", 5000)

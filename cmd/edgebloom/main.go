@@ -34,6 +34,11 @@ Commands:
   info [--json] FILE                      parameters and statistics of a filter
   merge -o OUT A B [C...]                 union of filters of the same size
   rotate FILE                             start a new generation of a window filter
+  push [--name N] FILE URL                copy a filter file into Redis (redis://host:port/db)
+  pull [--name N] URL FILE                write a filter in Redis to a file
+
+check and add take --redis URL --name N to use a filter in Redis instead of
+a file (see package redisfilter).
 
 build, check and add take --canonical: URLs are canonicalized (lowercase
 host, default port and fragment dropped, query sorted, tracking parameters

@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/edgebloom/edgebloom/redisfilter"
+	"github.com/edgebloom/edgebloom/redisfilter/redistest"
+)
+
+// TestRedis moves a filter file into a real redis-server and back, and uses
+// it there with check and add.
+func TestRedis(t *testing.T) {
+	srv := redistest.Start(t)
+	url := srv.URL()
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 3000), 0, "build", "-n", "10000", "-o", "crawl.bloom")
+	r := expect(t, dir, "", 0, "push", "crawl.bloom", url)
+	if !strings.Contains(r.stderr, "crawl.bloom -> crawl:") {
+		t.Errorf("push: stderr %q", r.stderr)
+	}
+	// check reads the keys from stdin or the arguments, as with a file.
+	r = expect(t, dir, urls(0, 3000), 0, "check", "--redis", url, "--name", "crawl")
+	if strings.Count(r.stdout, "\tpresent\n") != 3000 {
+		t.Fatalf("check --redis: %d lines present; want 3000", strings.Count(r.stdout, "\tpresent\n"))
+	}
+	expect(t, dir, "", 1, "check", "-q", "--redis", url, "--name", "crawl", "https://example.com/page/1?x=1", "https://example.com/absent")
+	r = expect(t, dir, urls(2000, 2000), 0, "add", "--redis", url, "--name", "crawl")
+	if !strings.HasPrefix(r.stderr, "2000 keys, 1000 new, 1000 already present; 4000 in crawl (Redis)") {
+		t.Errorf("add --redis: stderr %q", r.stderr)
+	}
+	r = expect(t, dir, "", 0, "add", "--canonical", "--redis", url, "--name", "crawl", "HTTPS://Example.COM:443/new#x")
+	if !strings.HasPrefix(r.stderr, "1 keys, 1 new") {
+		t.Errorf("add --canonical --redis: stderr %q", r.stderr)
+	}
+	expect(t, dir, "", 0, "check", "--redis", url, "--name", "crawl", "https://example.com/new")
+	// pull gives the bytes that the same adds give to the file.
+	expect(t, dir, "", 0, "pull", url, "pulled.bloom", "--name", "crawl")
+	expect(t, dir, urls(2000, 2000), 0, "add", "crawl.bloom")
+	expect(t, dir, "", 0, "add", "crawl.bloom", "https://example.com/new")
+	want, _ := os.ReadFile(filepath.Join(dir, "crawl.bloom"))
+	got, _ := os.ReadFile(filepath.Join(dir, "pulled.bloom"))
+	if !bytes.Equal(got, want) {
+		t.Fatalf("pull: %d bytes, differ from the %d bytes of the file given the same keys", len(got), len(want))
+	}
+	r = expect(t, dir, "", 0, "pull", "--name", "crawl", url, "-")
+	if r.stdout != string(want) {
+		t.Error("pull to stdout differs from pull to a file")
+	}
+	expect(t, dir, "", 0, "info", "pulled.bloom")
+
+	// A sharded filter made by package redisfilter goes out and back in.
+	ctx := context.Background()
+	f, err := redisfilter.NewWithConfig(ctx, srv.Client(), "sharded", redisfilter.Config{Capacity: 5000, FPRate: 0.01, Shards: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.AddMany(ctx, strings.Fields(urls(0, 1000)))
+	expect(t, dir, "", 0, "pull", url, "sharded.ebsc")
+	expect(t, dir, "", 0, "push", "--name", "sharded2", "sharded.ebsc", url)
+	expect(t, dir, "", 0, "pull", "--name", "sharded2", url, "again.ebsc")
+	a, _ := os.ReadFile(filepath.Join(dir, "sharded.ebsc"))
+	b, _ := os.ReadFile(filepath.Join(dir, "again.ebsc"))
+	if !bytes.Equal(a, b) || !bytes.HasPrefix(a, []byte("EBSC")) {
+		t.Fatal("a sharded snapshot pushed and pulled again changed")
+	}
+	expect(t, dir, urls(0, 1000), 0, "check", "-q", "--redis", url, "--name", "sharded2")
+}
+
+func TestRedisErrors(t *testing.T) {
+	srv := redistest.Start(t)
+	url := srv.URL()
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 10), 0, "build", "-n", "100", "-o", "f.bloom")
+	expect(t, dir, urls(0, 10), 0, "build", "-n", "100", "--window", "3", "-o", "w.bloom")
+	expect(t, dir, "", 0, "push", "f.bloom", url)
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"push", "f.bloom", url}, "exists"},
+		{[]string{"push", "w.bloom", url}, "a window filter; Redis holds classic filters"},
+		{[]string{"push", "missing.bloom", url}, "no such file"},
+		{[]string{"push", "f.bloom"}, "want FILE and URL"},
+		{[]string{"push", "f.bloom", "http://nope"}, "redis URL"},
+		{[]string{"pull", url, "g.bloom"}, `no filter of this name: "g" (make one with edgebloom build, then push)`},
+		{[]string{"pull", url, "-"}, "--name is needed"},
+		{[]string{"check", "--redis", url, "k"}, "--redis needs --name"},
+		{[]string{"check", "--name", "f", "f.bloom", "k"}, "--name goes with --redis"},
+		{[]string{"add", "--redis", "redis://127.0.0.1:1", "--name", "f", "k"}, "connection refused"},
+		{[]string{"check", "--redis", "redis://127.0.0.1:1", "--name", "f", "k"}, "connection refused"},
+	} {
+		r := expect(t, dir, "", 2, tt.args...)
+		if !strings.Contains(r.stderr, tt.want) || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("edgebloom %s: stderr %q; want one line with %q", strings.Join(tt.args, " "), r.stderr, tt.want)
+		}
+	}
+	// A password in the URL is not shown.
+	secret := redistest.Start(t, "--requirepass", "s3cret")
+	r := expect(t, dir, "", 0, "push", "f.bloom", "redis://:s3cret@"+secret.Addr())
+	if strings.Contains(r.stderr, "s3cret") {
+		t.Errorf("push printed the password: %q", r.stderr)
+	}
+	r = expect(t, dir, "", 2, "check", "--redis", "redis://"+secret.Addr(), "--name", "f", "k")
+	if !strings.Contains(r.stderr, "NOAUTH") {
+		t.Errorf("check without the password: stderr %q", r.stderr)
+	}
+}
