@@ -31,6 +31,7 @@ function classFor(edgebloom, kind) {
     counting: edgebloom.CountingBloomFilter,
     scalable: edgebloom.ScalableBloomFilter,
     window: edgebloom.WindowBloomFilter,
+    blocked: edgebloom.BlockedBloomFilter,
   };
   const C = classes[kind];
   if (!C) throw new Error(`unknown filter kind ${kind}`);
@@ -64,7 +65,16 @@ export function checkVectors(edgebloom, vectors) {
     f.free();
   }
 
-  for (const v of vectors.filters) {
+  // The split-block kind: 256·block + 32·word + bit for each key.
+  for (const loc of vectors.blockedLocations) {
+    if (256 * loc.blocks > edgebloom.MAX_BITS) continue;
+    const f = new edgebloom.BlockedBloomFilter({ blocks: loc.blocks });
+    const got = keys.map((key) => f.positions(key));
+    expectEach(`blocks=${loc.blocks}: positions`, keys, got, loc.positions);
+    f.free();
+  }
+
+  for (const v of [...vectors.filters, ...vectors.blocked]) {
     const C = classFor(edgebloom, v.kind);
     const addKeys = v.added.map((i) => keys[i]);
     const removeKeys = (v.removed ?? []).map((i) => keys[i]);
@@ -103,6 +113,17 @@ export function checkVectors(edgebloom, vectors) {
       f.free();
     }
   }
+  // A split-block filter's payload is Parquet's bitset (docs/format.md):
+  // fromParquet reads it, parquetBitset gives it back.
+  for (const v of vectors.blocked) {
+    const bytes = fromBase64(v.base64);
+    const bitset = bytes.slice(64, bytes.length - 8);
+    const f = edgebloom.BlockedBloomFilter.fromParquet(bitset);
+    expect(`${v.name}: fromParquet, parquetBitset`, toBase64(f.parquetBitset()), toBase64(bitset));
+    expectEach(`${v.name}: fromParquet, hasMany`, v.probes, f.hasMany(v.probes), v.has);
+    f.free();
+  }
+
   // canonicalURL on the runtime's own URL parser, against Go's urlkey table.
   for (const c of vectors.urlCases ?? []) {
     let got;

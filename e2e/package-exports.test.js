@@ -78,6 +78,7 @@ for (const { name, options, want } of bundlers) {
 test('every entry point exports the same names', () => {
   assert.deepEqual(Object.keys(exported).sort(), ['index', 'node', 'workerd']);
   assert.ok(exported.index.includes('init'), `exports: ${exported.index}`);
+  assert.ok(exported.index.includes('BlockedBloomFilter'), `exports: ${exported.index}`);
   assert.deepEqual(exported.node, exported.index);
   assert.deepEqual(exported.workerd, exported.index);
 });
