@@ -71,7 +71,8 @@ async function testKey(key) {
   return page.textContent('#verdict');
 }
 
-// readBit reads bit or counter i from a filter's bytes (docs/format.md).
+// valueAt reads bit or counter i from a filter's bytes (docs/format.md);
+// a split-block filter's bits are numbered as a classic filter's.
 function valueAt(bytes, kind, i) {
   if (kind === 'counting') return (bytes[64 + (i >> 1)] >> (i % 2 ? 4 : 0)) & 15;
   return (bytes[64 + Math.floor(i / 8)] >> i % 8) & 1;
@@ -418,6 +419,89 @@ describe('web demo', () => {
     assert.match(await testKey('still works'), /probably in the set/);
   });
 
+  test('split-block: a key lights its one block, one bit in each 32-bit word, exactly its positions', async () => {
+    await setParams({ kind: 'blocked', sizing: 'mk', m: 1000 });
+    assert.equal(await page.isVisible('#k'), false, 'a split-block filter has no k to choose');
+    assert.match(await page.textContent('#m-err'), /multiple of 256/);
+    await page.fill('#m', '1024');
+    assert.equal(await page.textContent('#m-err'), '');
+    await page.click('#create');
+    const b = new eb.BlockedBloomFilter({ blocks: 4 });
+    onCleanup(() => b.free());
+    assert.equal(await page.$$eval('#grid .c', (c) => c.length), 1024);
+    assert.equal(await page.$$eval('#grid .blockwrap', (w) => w.length), 4);
+    assert.equal(await page.isVisible('#blockexplain'), true);
+    assert.match(await page.textContent('#blockexplain'), /one cache miss/);
+    for (const key of keys) {
+      const positions = b.positions(key);
+      const block = Math.floor(positions[0] / 256);
+      assert.deepEqual(
+        positions.map((p) => Math.floor((p - 256 * block) / 32)),
+        [0, 1, 2, 3, 4, 5, 6, 7],
+        `${key}: one bit in each word of block ${block}`,
+      );
+      const before = b.toBytes();
+      const fresh = sorted(positions.filter((p) => !valueAt(before, 'blocked', p)));
+      b.add(key);
+      await addKey(key);
+      assert.deepEqual(await marked('.c.new, .c.old'), sorted(positions), `cells lit for ${key}`);
+      assert.deepEqual(await marked('.c.new'), fresh, `newly set cells for ${key}`);
+      assert.deepEqual(await page.$$eval('#grid .blockwrap.hit', (w) => w.map((x) => Number(x.dataset.block))), [block]);
+      assert.match(await page.textContent('#verdict'), new RegExp(`bits: ${positions.join(', ')}\\..* in block ${block} `));
+    }
+    const bytes = b.toBytes();
+    const set = [];
+    for (let i = 0; i < b.bits; i++) if (valueAt(bytes, 'blocked', i)) set.push(i);
+    assert.deepEqual(await marked('.c.set'), set, 'every cell shows the module\'s bit');
+
+    let absent;
+    for (let i = 0; !absent; i++) if (!b.has(`zebra-${i}`)) absent = `zebra-${i}`;
+    const positions = b.positions(absent);
+    const zeros = sorted(positions.filter((p) => !valueAt(bytes, 'blocked', p)));
+    const verdict = await testKey(absent);
+    assert.match(verdict, /certainly not in the set/);
+    for (const z of zeros) assert.ok(verdict.includes(String(z)), `verdict names zero bit ${z}`);
+    assert.deepEqual(await marked('.c.zero'), zeros);
+    assert.deepEqual(await marked('.c.zero, .c.probe'), sorted(positions));
+    assert.match(await testKey('kiwi'), /"kiwi": probably in the set.*added on this page/);
+    assert.deepEqual(await marked('.c.probe'), sorted(b.positions('kiwi')));
+    await page.waitForTimeout(700);
+    await shot('blocked-desktop');
+  });
+
+  test('split-block: sized by Go from n and p; a large filter shows the one block a key lands in', async () => {
+    await setParams({ kind: 'blocked', sizing: 'np', n: 10000, p: '1%' });
+    const big = new eb.BlockedBloomFilter({ capacity: 10000, errorRate: 0.01 });
+    onCleanup(() => big.free());
+    assert.match(await derived('Bits m'), new RegExp(`^${big.bits.toLocaleString('en-US')} `));
+    assert.match(await derived('Blocks'), new RegExp(`^${big.blocks.toLocaleString('en-US')} of 256`));
+    assert.match(await derived('Hashes k'), /^8, one bit in each 32-bit word/);
+    // Go sizes for at most 0.9 p at capacity.
+    const theory = Number((await derived('False-positive rate')).match(/^([0-9.]+) %/)?.[1]);
+    assert.ok(theory > 0.8 && theory <= 0.9, `theory ${theory} %`);
+    await page.click('#create');
+    assert.equal(await page.$$eval('#grid .c', (c) => c.length), 0);
+    assert.match(await page.textContent('#gridcaption'), /too many to draw.*Add or test a key/);
+    for (const key of keys.slice(0, 3)) {
+      big.add(key);
+      await addKey(key);
+      const positions = big.positions(key);
+      const block = Math.floor(positions[0] / 256);
+      const drawn = await page.$$eval('#grid .c', (c) => c.map((x) => Number(x.dataset.i)));
+      assert.deepEqual([drawn.length, drawn[0], drawn[255]], [256, 256 * block, 256 * block + 255], `the block of ${key}`);
+      assert.deepEqual(await marked('.c.new, .c.old'), sorted(positions), `cells lit for ${key}`);
+      assert.match(await page.textContent('#gridcaption'), new RegExp(`This is block ${block.toLocaleString('en-US')},`));
+    }
+    assert.match(await testKey('pear'), /"pear": probably in the set/);
+    assert.deepEqual(await marked('.c.probe'), sorted(big.positions('pear')));
+    await page.click('#bulk');
+    await page.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, { timeout: 30_000 });
+    assert.equal(await page.$$eval('#chart-fpr path.theory', (c) => c.length), 1);
+    assert.match(await page.textContent('#stats'), new RegExp(`Blocks${big.blocks.toLocaleString('en-US')} of 256 bits`));
+    await page.locator('#keys-h').scrollIntoViewIfNeeded();
+    await shot('blocked-large-desktop');
+  });
+
   test('phone-sized viewport: readable, no sideways scrolling', async () => {
     const phone = await browser.context.newPage();
     onCleanup(() => phone.close());
@@ -440,6 +524,15 @@ describe('web demo', () => {
     await phone.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, { timeout: 30_000 });
     assert.ok(await fits(), 'no horizontal scroll with the charts');
     await shot('bulk-phone', phone);
+    await phone.check('input[name="kind"][value="blocked"]');
+    await phone.click('#create');
+    await phone.fill('#key', 'apple');
+    await phone.press('#key', 'Enter');
+    await phone.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Added "apple"'));
+    assert.equal(await phone.$$eval('#grid .c', (c) => c.length), 256);
+    assert.ok(await fits(), 'no horizontal scroll with a split-block block');
+    await phone.waitForTimeout(700);
+    await shot('blocked-phone', phone);
   });
 
   test('keyboard: every control is reachable with Tab', async () => {
@@ -469,7 +562,7 @@ describe('web demo', () => {
 // (bloom/testdata/vectors.json, see its README), with the keys they hold.
 async function goFilters() {
   const v = JSON.parse(await readFile(vectorsPath, 'utf8'));
-  const filters = v.filters.filter((f) => f.base64 && Array.isArray(f.probes) && Array.isArray(f.has));
+  const filters = [...v.filters, ...v.blocked].filter((f) => f.base64 && Array.isArray(f.probes) && Array.isArray(f.has));
   assert.ok(filters.length >= 3, 'the golden vectors hold filters');
   return filters;
 }

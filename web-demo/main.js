@@ -1,7 +1,7 @@
 // The demo page. Everything a filter does here is done by the npm module,
 // loaded through its browser entry (/js/index.js, served by serve.js); the
 // page only reads the filter's bytes to draw its bits and counters.
-import { init, BloomFilter, CountingBloomFilter, fromBytes, optimal, estimateFPR } from '/js/index.js';
+import { init, BloomFilter, CountingBloomFilter, BlockedBloomFilter, fromBytes, optimal, estimateFPR } from '/js/index.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -14,6 +14,9 @@ const DENSITY_CELLS = 1024;
 const MAX_BITS = 2 ** 26;
 const HEADER = 64;
 const PROBES = 1000;
+// A split-block filter's block: 8 words of 32 bits.
+const BLOCK = 256;
+const WORD = 32;
 
 const state = {
   filter: null,
@@ -30,8 +33,10 @@ const state = {
   history: [], // chart points: { n, fill, est, measured }
   cells: [],
   density: false,
+  block: -1, // split-block filters above CELL_LIMIT bits: the one block the grid shows
   highlight: new Map(), // cell index → class
   busy: false,
+  ready: false, // the engine is loaded
 };
 
 // ---------- formatting ----------
@@ -124,6 +129,58 @@ function sizing() {
   return document.querySelector('input[name="sizing"]:checked').value;
 }
 
+function chosenKind() {
+  return document.querySelector('input[name="kind"]:checked').value;
+}
+
+// updateFields shows the fields of the chosen sizing and kind: a split-block
+// filter always has 8 hashes, so it takes no k.
+function updateFields() {
+  const kind = chosenKind();
+  for (const f of document.querySelectorAll('[data-sizing]')) {
+    f.hidden = f.dataset.sizing !== sizing() || f.dataset.notKind === kind;
+  }
+  for (const e of document.querySelectorAll('.blocked-only')) e.hidden = kind !== 'blocked';
+}
+
+// blockedBits returns m of the split-block filter Go sizes for n keys at
+// rate p, by making one: the page does not repeat Go's sizing rule. Above
+// what the page makes it returns the classic m, which is smaller, so the
+// caller refuses it all the same.
+function blockedBits(n, p) {
+  const classic = optimal(n, p).bits;
+  if (classic > MAX_BITS) return classic;
+  const probe = new BlockedBloomFilter({ capacity: n, errorRate: p });
+  const m = probe.bits;
+  probe.free();
+  return m;
+}
+
+// blockedFPR is the expected false-positive rate of a split-block filter of
+// `blocks` blocks after n keys (docs/format.md): a block holds a Poisson
+// number j of keys, and a key never added finds its bit set in all 8 words
+// of its block with probability (1 - (31/32)^j)^8. Crowded blocks answer
+// wrongly more often than empty ones save, which is why this is above the
+// classic (1 - e^(-kn/m))^k for the same m.
+function blockedFPR(blocks, n) {
+  const lambda = n / blocks;
+  if (!(lambda > 0)) return 0;
+  let sum = 0;
+  let logFact = 0;
+  for (let j = 0; j <= lambda + 12 * Math.sqrt(lambda) + 40; j++) {
+    if (j > 1) logFact += Math.log(j);
+    const pmf = Math.exp(j * Math.log(lambda) - lambda - logFact);
+    sum += pmf * (1 - (31 / 32) ** j) ** 8;
+  }
+  return Math.min(sum, 1);
+}
+
+// theoryFPR is the expected false-positive rate after n keys of a filter of
+// the current kind.
+function theoryFPR(kind, m, k, n) {
+  return kind === 'blocked' ? blockedFPR(m / BLOCK, n) : estimateFPR(m, k, n);
+}
+
 // readParams validates the form and returns { n, m, k } or null, with
 // messages next to the fields that are wrong.
 function readParams() {
@@ -137,6 +194,7 @@ function readParams() {
   let m;
   let k;
   let p;
+  const blocked = chosenKind() === 'blocked';
   if (mode === 'np') {
     p = parseRate($('p').value);
     if (!(p > 0 && p < 1)) {
@@ -147,6 +205,17 @@ function readParams() {
     setError('k');
     if (!ok) return null;
     ({ bits: m, hashes: k } = optimal(n, p));
+    if (blocked) [m, k] = [blockedBits(n, p), 8];
+  } else if (blocked) {
+    setError('p');
+    setError('k');
+    m = parseCount($('m').value);
+    k = 8;
+    if (!Number.isInteger(m) || m < BLOCK || m % BLOCK !== 0 || m > Number.MAX_SAFE_INTEGER) {
+      setError('m', 'A split-block filter is made of 256-bit blocks: enter a multiple of 256, such as 256, 1024 or 2048.');
+      return null;
+    }
+    setError('m');
   } else {
     setError('p');
     m = parseCount($('m').value);
@@ -167,19 +236,26 @@ function readParams() {
 function showDerived() {
   const dl = $('derived');
   dl.replaceChildren();
+  if (!state.ready && chosenKind() === 'blocked') {
+    // Go sizes split-block filters; the page asks it once the engine is loaded.
+    dl.append(el('dt', { text: 'Derived' }), el('dd', { text: 'once the filter engine has loaded' }));
+    return null;
+  }
   const params = readParams();
   if (!params) {
     dl.append(el('dt', { text: 'Derived' }), el('dd', { text: 'fix the fields above' }));
     return null;
   }
   const { n, m, k } = params;
+  const kind = chosenKind();
   // A counter takes 4 bits.
-  const bytes = (m / 8) * (document.querySelector('input[name="kind"]:checked').value === 'counting' ? 4 : 1);
+  const bytes = (m / 8) * (kind === 'counting' ? 4 : 1);
   const rows = [
     ['Bits m', m >= 1e4 ? `${fmtInt(m)} (${fmtSI(m, 'bits')}, ${fmtBytes(bytes)})` : `${fmtInt(m)} (${fmtBytes(bytes)})`],
-    ['Hashes k', fmtInt(k)],
+    ...(kind === 'blocked' ? [['Blocks', `${fmtInt(m / BLOCK)} of 256 bits (32 bytes)`]] : []),
+    ['Hashes k', kind === 'blocked' ? '8, one bit in each 32-bit word of the key\'s block' : fmtInt(k)],
     ['Bits per key', (m / n).toFixed(2)],
-    [`False-positive rate after ${fmtInt(n)} keys`, `${fmtRate(estimateFPR(m, k, n))} (theory)`],
+    [`False-positive rate after ${fmtInt(n)} keys`, `${fmtRate(theoryFPR(kind, m, k, n))} (theory)`],
   ];
   for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d, 'data-name': t }));
   return params;
@@ -202,6 +278,10 @@ function cellValues() {
   const f = state.filter;
   const bytes = f.toBytes();
   const { m, kind } = state;
+  if (state.block >= 0) {
+    const first = BLOCK * state.block;
+    return Uint8Array.from({ length: BLOCK }, (_, i) => valueAt(bytes, kind, first + i));
+  }
   if (!state.density) {
     const out = new Uint8Array(m);
     for (let i = 0; i < m; i++) out[i] = valueAt(bytes, kind, i);
@@ -234,6 +314,7 @@ function cellValues() {
 }
 
 function cellOf(pos) {
+  if (state.block >= 0) return pos - BLOCK * state.block;
   return state.density ? Math.floor((pos * DENSITY_CELLS) / state.m) : pos;
 }
 
@@ -247,6 +328,12 @@ function buildGrid() {
   const drawable = isDrawable(kind);
   grid.hidden = !drawable;
   document.querySelector('.legend').hidden = !drawable;
+  for (const e of document.querySelectorAll('.for-blocked')) e.hidden = kind !== 'blocked';
+  state.block = -1;
+  if (kind === 'blocked') {
+    buildBlocks(m <= CELL_LIMIT ? 0 : -1);
+    return;
+  }
   if (!drawable) {
     $('gridcaption').textContent = `A ${kind} filter keeps several ${{ scalable: 'layers', window: 'generations' }[kind] ?? 'shards'} of bits; the page does not draw them, but it answers queries.`;
     return;
@@ -269,6 +356,48 @@ function buildGrid() {
   $('gridcaption').textContent = state.density
     ? `${fmtInt(m)} ${unit}s are too many to draw one by one: each square stands for about ${fmtInt(Math.round(per))} ${unit}s, darker when more of them are set.`
     : `${fmtInt(m)} ${unit}s, numbered from 0 at the top left${kind === 'counting' ? '; the digit is the counter' : ''}.`;
+}
+
+// buildBlocks draws a split-block filter: every block when it has at most
+// CELL_LIMIT bits, else only block `shown` (none yet when it is -1), each as
+// 8 rows, one a 32-bit word, of 32 bits.
+function buildBlocks(shown) {
+  const grid = $('grid');
+  const { m } = state;
+  const blocks = m / BLOCK;
+  const all = m <= CELL_LIMIT;
+  state.density = false;
+  state.block = all ? -1 : shown;
+  grid.className = 'grid blocked';
+  const frag = document.createDocumentFragment();
+  state.cells = [];
+  const drawn = all ? [...Array(blocks).keys()] : shown >= 0 ? [shown] : [];
+  for (const b of drawn) {
+    const block = el('div', { class: 'block' });
+    for (let i = 0; i < BLOCK; i++) {
+      const pos = BLOCK * b + i;
+      const c = el('span', { class: 'c', 'data-i': String(pos) });
+      c.title = `bit ${pos}: block ${b}, word ${Math.floor(i / WORD)}, bit ${i % WORD}`;
+      state.cells.push(c);
+      block.append(c);
+    }
+    frag.append(el('div', { class: 'blockwrap', 'data-block': String(b) }, el('p', { class: 'blabel', text: `block ${fmtInt(b)}` }), block));
+  }
+  grid.replaceChildren(frag);
+  $('gridcaption').textContent = all
+    ? `${fmtInt(m)} bits in ${fmtInt(blocks)} ${blocks === 1 ? 'block' : 'blocks'} of 256; each row of a block is one 32-bit word. A key lights one block, one bit in each row.`
+    : `${fmtInt(m)} bits in ${fmtInt(blocks)} blocks of 256, too many to draw. ` +
+      (shown >= 0
+        ? `This is block ${fmtInt(shown)}, where the last key landed; each row is one 32-bit word. A key lights one bit in each row.`
+        : 'Add or test a key to see the one block it lands in.');
+}
+
+// showBlockOf makes the grid show the block of a key's positions, and
+// outlines it.
+function showBlockOf(positions) {
+  const b = Math.floor(positions[0] / BLOCK);
+  if (state.m > CELL_LIMIT && b !== state.block) buildBlocks(b);
+  for (const w of document.querySelectorAll('#grid .blockwrap')) w.classList.toggle('hit', w.dataset.block === String(b));
 }
 
 function paintGrid() {
@@ -294,6 +423,7 @@ function paintGrid() {
 
 // highlight marks cells, animating them one after another.
 function highlight(marks) {
+  if (state.kind === 'blocked' && marks.length) showBlockOf(marks.map(([pos]) => pos));
   state.highlight = new Map();
   for (const c of state.cells) c.style.removeProperty('animation-delay');
   marks.forEach(([pos, cls], j) => {
@@ -327,6 +457,7 @@ function showStats() {
   if (s.errorRate) rows.push(['Target rate', fmtRate(s.errorRate)]);
   if (s.capacity) rows.push(['Capacity', fmtInt(s.capacity) + (s.overCapacity ? ' — over capacity: false positives are now more likely than planned' : '')]);
   if (s.kind === 'scalable') rows.push(['Layers', fmtInt(s.layers)]);
+  if (s.kind === 'blocked') rows.push(['Blocks', `${fmtInt(s.bits / BLOCK)} of 256 bits`]);
   if (s.kind === 'sharded') rows.push(['Shards', fmtInt(s.layers)]);
   rows.push(['Bytes', fmtBytes(s.byteLength)]);
   for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d }));
@@ -468,7 +599,7 @@ function drawCharts() {
     ymax: 1,
     yticks,
     series: [
-      { cls: 'theory', points: curve((n) => estimateFPR(m, k, n)) },
+      { cls: 'theory', points: curve((n) => theoryFPR(state.kind, m, k, n)) },
       { cls: 'est', points: history.map((h) => [h.n, h.est]) },
       { cls: 'meas', dots: true, points: history.filter((h) => h.measured > 0).map((h) => [h.n, h.measured]) },
     ],
@@ -518,9 +649,10 @@ function createFilter() {
     setError(sizing() === 'np' ? 'n' : 'm', `${msg} ${sizing() === 'np' ? 'Lower n or raise p.' : 'Lower m.'}`);
     return false;
   }
-  const kind = document.querySelector('input[name="kind"]:checked').value;
-  const Class = kind === 'counting' ? CountingBloomFilter : BloomFilter;
-  const opts = sizing() === 'np' ? { capacity: n, errorRate: p } : { bits: m, hashes: k };
+  const kind = chosenKind();
+  const Class = { counting: CountingBloomFilter, blocked: BlockedBloomFilter }[kind] ?? BloomFilter;
+  let opts = sizing() === 'np' ? { capacity: n, errorRate: p } : { bits: m, hashes: k };
+  if (kind === 'blocked' && sizing() === 'mk') opts = { blocks: m / BLOCK };
   useFilter(new Class(opts));
   $('status').textContent = `A new, empty ${kind} filter: ${fmtInt(m)} ${kind === 'counting' ? 'counters' : 'bits'}, ${k} hashes.`;
   return true;
@@ -572,6 +704,13 @@ function bitWord() {
   return state.kind === 'counting' ? 'counter' : 'bit';
 }
 
+// blockSentence says where a split-block key's bits are; '' for other kinds.
+function blockSentence(positions) {
+  if (state.kind !== 'blocked') return '';
+  const b = Math.floor(positions[0] / BLOCK);
+  return ` All 8 lie in block ${fmtInt(b)} (bits ${fmtInt(BLOCK * b)}–${fmtInt(BLOCK * b + BLOCK - 1)}), one in each of its 32-bit words: one cache line to read.`;
+}
+
 function addKey(key) {
   const f = state.filter;
   const positions = f.positions(key);
@@ -598,7 +737,7 @@ function addKey(key) {
       : `${fresh} of its ${positions.length} bits were 0 and are now 1 (green); ${positions.length - fresh} were already 1 (amber).`;
   say(
     el('p', { class: 'verdict-head', text: `Added "${key}".` }),
-    el('p', { text: `Its ${w}s: ${positions.join(', ')}. ${what}` }),
+    el('p', { text: `Its ${w}s: ${positions.join(', ')}. ${what}${blockSentence(positions)}` }),
     ...(isNew ? [] : [el('p', { text: `All of its ${w}s were already set, so add() answered "already there": if you had not added "${key}" before, that was a false positive.` })]),
   );
 }
@@ -643,14 +782,14 @@ function testKey(key, prefix = '') {
     const named = zeros.length === 1 ? `${w} ${zeros[0]} is 0` : `${w}s ${list(zeros.map(String))} are 0`;
     say(
       el('p', { class: 'verdict-head no', text: `${prefix}"${key}": certainly not in the set.` }),
-      el('p', { text: `It looks at ${w}s ${positions.join(', ')}, and ${named} (red). Adding "${key}" would have set ${zeros.length === 1 ? 'it' : 'them'}, so it was never added.` }),
+      el('p', { text: `It looks at ${w}s ${positions.join(', ')}, and ${named} (red). Adding "${key}" would have set ${zeros.length === 1 ? 'it' : 'them'}, so it was never added.${blockSentence(positions)}` }),
     );
     return false;
   }
   const fp = !state.keyCounts.has(key) && !state.fromFile;
   const head = el('p', { class: `verdict-head ${fp ? 'maybe' : 'yes'}`, text: `${prefix}"${key}": probably in the set.` });
   const repeats = new Set(positions).size < positions.length ? ' (a position can come up twice)' : '';
-  const body = `All of its ${w}s (${positions.join(', ')})${repeats} are set.`;
+  const body = `All of its ${w}s (${positions.join(', ')})${repeats} are set.${blockSentence(positions)}`;
   if (state.keyCounts.has(key)) {
     say(head, el('p', { text: `${body} And it really is: it was added on this page.` }));
   } else if (state.fromFile) {
@@ -785,10 +924,10 @@ async function bulkInsert(total = 1000, steps = 20) {
 
 // ---------- files ----------
 
-// Classic and counting filters are drawn bit by bit; scalable filters
+// Classic, counting and split-block filters are drawn bit by bit; scalable filters
 // (layers) and sharded containers (a Worker's snapshot) only answer queries.
 function isDrawable(kind) {
-  return kind === 'classic' || kind === 'counting';
+  return kind === 'classic' || kind === 'counting' || kind === 'blocked';
 }
 
 function download() {
@@ -847,8 +986,12 @@ function wire() {
   const params = $('params');
   params.addEventListener('input', () => showDerived());
   params.addEventListener('change', (e) => {
+    if (e.target.name === 'kind') {
+      updateFields();
+      showDerived();
+    }
     if (e.target.name === 'sizing') {
-      for (const f of document.querySelectorAll('[data-sizing]')) f.hidden = f.dataset.sizing !== sizing();
+      updateFields();
       if (sizing() === 'mk') {
         // Start m and k from the current filter, so that switching is smooth.
         if (state.m && !$('m').dataset.touched) {
@@ -882,7 +1025,7 @@ function wire() {
   $('bulk').addEventListener('click', () => bulkInsert().catch((err) => ($('bulk-status').textContent = err.message)));
   $('bulksize').addEventListener('click', () => {
     document.querySelector('input[name="sizing"][value="np"]').checked = true;
-    for (const f of document.querySelectorAll('[data-sizing]')) f.hidden = f.dataset.sizing !== 'np';
+    updateFields();
     $('n').value = '1000';
     $('p').value = '1%';
     if (createFilter()) bulkInsert().catch((err) => ($('bulk-status').textContent = err.message));
@@ -897,6 +1040,7 @@ function wire() {
 
 async function main() {
   wire();
+  updateFields();
   showDerived();
   setBusy(true);
   try {
@@ -905,6 +1049,7 @@ async function main() {
     $('status').textContent = `The filter engine did not load: ${err.message}. Reload the page to try again.`;
     return;
   }
+  state.ready = true;
   setBusy(false);
   createFilter();
   $('status').textContent = `Ready: an empty filter of ${fmtInt(state.m)} bits and ${state.k} hashes. Type a key below and press Enter.`;
