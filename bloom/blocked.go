@@ -24,10 +24,10 @@ import (
 //
 // The price is space: blocks receive unequal numbers of keys (a Poisson
 // number with mean λ = n/blocks), and a crowded block answers wrongly more
-// often than an empty one saves, so a split-block filter needs about 10.7
-// bits a key for 1% where a classic filter needs 9.6. NewBlocked sizes the
-// filter from that real rate (see OptimalBlocks), not from the classic
-// formula, which would under-size it.
+// often than an empty one saves, so a split-block filter needs 10.5 bits a
+// key for 1% where a classic filter needs 9.6. NewBlocked sizes the filter
+// from that real rate (see OptimalBlocks), not from the classic formula,
+// which would under-size it, and aims at 0.9% for 1%: 10.8 bits a key.
 //
 // A BlockedFilter is safe for any number of concurrent readers (Has,
 // HasString and the statistics) while nobody writes. Add, AddString, Union,
@@ -64,8 +64,8 @@ const (
 	MaxBlocks = MaxBits / BlockBits
 	// MaxParquetBytes is the largest bitset BlockedFromParquet accepts:
 	// 1 GiB, the bitset of DefaultMaxBits bits, the bound UnmarshalBinary
-	// applies to every kind. Parquet's writers cap their filters far lower
-	// (parquet-mr at 128 MiB, 1 MiB by default).
+	// applies to every kind. Parquet's writers stay far below it
+	// (parquet-java caps a filter at 128 MiB, and at 1 MiB by default).
 	MaxParquetBytes = DefaultMaxBits / 8
 )
 

@@ -20,6 +20,7 @@ type fileInfo struct {
 	File           string   `json:"file"`
 	Kind           string   `json:"kind"`
 	Bits           uint64   `json:"bits"`
+	Blocks         uint64   `json:"blocks,omitempty"` // blocked: 256-bit blocks
 	Hashes         uint32   `json:"hashes,omitempty"`
 	Layers         uint32   `json:"layers,omitempty"`      // scalable
 	Generations    uint32   `json:"generations,omitempty"` // window
@@ -50,6 +51,9 @@ func infoFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 			SetBits: f.SetBits(), EstimatedFPR: f.EstimatedFPR(), OverCapacity: f.OverCapacity(),
 			Size: in.Size,
 		}
+		if in.Kind == "blocked" {
+			fi.Blocks = in.Bits / 256
+		}
 		if in.Kind == "window" {
 			fi.Generations = in.Layers
 		} else {
@@ -67,6 +71,9 @@ func infoFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		s := summary{}
 		s.add("file", "%s", fi.File)
 		s.add("kind", "%s", fi.Kind)
+		if fi.Blocks != 0 {
+			s.add("blocks", "%d of 256 bits", fi.Blocks)
+		}
 		s.add("bits", "%d (%s)", fi.Bits, bytesIEC((fi.Bits+7)/8))
 		if fi.Hashes != 0 {
 			s.add("k", "%d", fi.Hashes)

@@ -507,7 +507,7 @@ func TestBlocked(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
 		t.Fatalf("info --json: %v\n%s", err, r.stdout)
 	}
-	if got.Kind != "blocked" || got.Bits != 43*256 || got.Hashes != 8 || got.Capacity != 1000 || got.TargetFPR != 0.01 ||
+	if got.Kind != "blocked" || got.Bits != 43*256 || got.Blocks != 43 || got.Hashes != 8 || got.Capacity != 1000 || got.TargetFPR != 0.01 ||
 		got.Count < 990 || got.Count > 1001 || got.EstimatedFPR < 0.005 || got.EstimatedFPR > 0.01 || got.Size != 64+43*32+8 {
 		t.Errorf("info --json: got %+v", got)
 	}
@@ -531,8 +531,12 @@ func TestBlocked(t *testing.T) {
 	if n := strings.Count(r.stdout, "\tpresent\n"); n != 2000 {
 		t.Errorf("merged blocked filter has %d of 2000 keys", n)
 	}
-	if got := summaryValue(t, expect(t, dir, "", 0, "info", "c.bloom").stdout, "kind"); got != "blocked" {
+	r = expect(t, dir, "", 0, "info", "c.bloom")
+	if got := summaryValue(t, r.stdout, "kind"); got != "blocked" {
 		t.Errorf("merged kind: got %q; want blocked", got)
+	}
+	if got := summaryValue(t, r.stdout, "blocks"); got != "43 of 256 bits" {
+		t.Errorf("merged blocks: got %q; want 43 of 256 bits", got)
 	}
 
 	expect(t, dir, urls(0, 10), 0, "build", "-n", "1000", "-o", "classic.bloom")
