@@ -134,6 +134,10 @@ function shadowGlobal(extra) {
 
 async function toModule(source) {
   if (source instanceof WebAssembly.Module) return source;
+  // Bytes before Response: in Node the first use of the global Response
+  // loads its fetch implementation (undici), which took 10-40 ms of a cold
+  // start that only needed the bytes Node's entry point had read.
+  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
   if (typeof Response !== 'undefined' && source instanceof Response) {
     if (!source.ok) throw new Error(`edgebloom: fetching the wasm failed with status ${source.status}`);
     const type = source.headers.get('Content-Type') ?? '';
@@ -143,7 +147,6 @@ async function toModule(source) {
     return WebAssembly.compile(await source.arrayBuffer());
   }
   if (source instanceof URL || typeof source === 'string') return toModule(await fetch(source));
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
   throw new TypeError('edgebloom: init(source) takes a URL, a Response, a BufferSource or a WebAssembly.Module');
 }
 
