@@ -431,6 +431,10 @@ func TestDecodeErrors(t *testing.T) {
 		{"blocked m not a multiple of 256", "blocked", "", func(b []byte) { le.PutUint64(b[offM:], le.Uint64(b[offM:])-64) }, ErrCorrupt},
 		{"blocked m one block more", "blocked", "", func(b []byte) { le.PutUint64(b[offM:], le.Uint64(b[offM:])+256) }, ErrCorrupt},
 		{"blocked k 7", "blocked", "", put32(offK, 7), ErrCorrupt},
+		{"blocked with 2^32+1 blocks", "blocked", "", func(b []byte) {
+			le.PutUint64(b[offM:], MaxBits+BlockBits)
+			le.PutUint64(b[offPayload:], (MaxBits+BlockBits)/8)
+		}, ErrCorrupt},
 		{"blocked seed", "blocked", "", put64(offSeed, 1), ErrCorrupt},
 		{"blocked parts", "blocked", "", put32(offParts, 1), ErrCorrupt},
 		{"blocked payload length", "blocked", "", func(b []byte) { le.PutUint64(b[offPayload:], le.Uint64(b[offPayload:])+32) }, ErrCorrupt},
@@ -826,7 +830,28 @@ func formatExample() string {
 	p("\nA scalable filter, `NewScalable(1, 0.01)`, after both keys: %d layers of %d and %d bits, each a complete classic "+
 		"record inside the payload, at offsets 64 and %d.\n\n```\n%s```\n",
 		s.Layers(), s.Layer(0).NumBits(), s.Layer(1).NumBits(), headerSize+s.Layer(0).EncodedSize(), hex.Dump(must(s.MarshalBinary())))
+
+	bl := must(NewBlockedWithSize(2))
+	p("\nA blocked filter, `NewBlockedWithSize(2)` (m = 512, k = 8, hash scheme 2), after both keys. "+
+		"Each key sets one bit in each of the eight 32-bit words of one block; the payload is the Parquet bitset, "+
+		"32 bytes a block, each word little-endian:\n\n```\n")
+	for _, k := range keys {
+		h := sumString(k, 0)
+		bl.AddString(k)
+		p("key %q: h = %#016x, block ((h >> 32) · 2) >> 32 = %d, bits (uint32(h) · salt[i]) >> 27 = %v\n",
+			k, h, (h>>32)*2>>32, wordBits(uint32(h)))
+	}
+	p("```\n\n```\n%s```\n", hex.Dump(must(bl.MarshalBinary())))
 	return b.String()
+}
+
+// wordBits returns the bit that x sets in each word of a block.
+func wordBits(x uint32) []uint32 {
+	var l []uint32
+	for _, s := range salt {
+		l = append(l, x*s>>27)
+	}
+	return l
 }
 
 func setBitList(w uint64) []int {
