@@ -832,8 +832,8 @@ func formatExample() string {
 		s.Layers(), s.Layer(0).NumBits(), s.Layer(1).NumBits(), headerSize+s.Layer(0).EncodedSize(), hex.Dump(must(s.MarshalBinary())))
 
 	bl := must(NewBlockedWithSize(2))
-	p("\nA blocked filter, `NewBlockedWithSize(2)` (m = 512, k = 8, hash scheme 2), after both keys. "+
-		"Each key sets one bit in each of the eight 32-bit words of one block; the payload is the Parquet bitset, "+
+	p("\nA blocked filter, `NewBlockedWithSize(2)` (m = 512, k = 8, hash scheme 2), after both keys. " +
+		"Each key sets one bit in each of the eight 32-bit words of one block; the payload is the Parquet bitset, " +
 		"32 bytes a block, each word little-endian:\n\n```\n")
 	for _, k := range keys {
 		h := sumString(k, 0)
