@@ -33,11 +33,6 @@ func round(acc, input uint64) uint64 {
 	return acc * prime1
 }
 
-func mergeRound(acc, val uint64) uint64 {
-	acc ^= round(0, val)
-	return acc*prime1 + prime4
-}
-
 // xxh64 returns the XXH64 digest of b under seed.
 func xxh64(b []byte, seed uint64) uint64 {
 	n := len(b)
@@ -52,7 +47,7 @@ func xxh64(b []byte, seed uint64) uint64 {
 			v3 = round(v3, ld64(p, i+16))
 			v4 = round(v4, ld64(p, i+24))
 		}
-		h = merge(v1, v2, v3, v4)
+		h = mergeAll(v1, v2, v3, v4)
 	} else {
 		h = seed + prime5
 	}
@@ -61,14 +56,6 @@ func xxh64(b []byte, seed uint64) uint64 {
 
 func xxh64String(s string, seed uint64) uint64 {
 	return xxh64(unsafe.Slice(unsafe.StringData(s), len(s)), seed)
-}
-
-func merge(v1, v2, v3, v4 uint64) uint64 {
-	h := bits.RotateLeft64(v1, 1) + bits.RotateLeft64(v2, 7) + bits.RotateLeft64(v3, 12) + bits.RotateLeft64(v4, 18)
-	h = mergeRound(h, v1)
-	h = mergeRound(h, v2)
-	h = mergeRound(h, v3)
-	return mergeRound(h, v4)
 }
 
 // finish mixes in the bytes p[i:n], fewer than 32, and the final avalanche.
@@ -145,7 +132,7 @@ func (d *checksum) blocks(p unsafe.Pointer, n int) {
 func (d *checksum) Sum64() uint64 {
 	var h uint64
 	if d.total >= 32 {
-		h = merge(d.v1, d.v2, d.v3, d.v4)
+		h = mergeAll(d.v1, d.v2, d.v3, d.v4)
 	} else {
 		h = d.v3 + prime5
 	}

@@ -191,6 +191,7 @@ async function instantiate(source, defaultSource, extraGlobals) {
     key: x.key, // key(add, handle, offset, length)
     keys: x.keys, // keys(add, handle, count, lengths, text, end, results, utf16)
     memory: x.mem,
+    wide: false, // the last string batch was not all ASCII
     u8: new Uint8Array(0),
     u32: new Uint32Array(0),
     view: new Uint8Array(0), // the scratch buffer, for encodeInto
@@ -328,6 +329,10 @@ function stringBatch(e, add, h, keys, i, j, chars, results) {
   for (let k = 0; k < count; k++) u32[at + k] = keys[i + k].length;
   // All ASCII (most URLs): the lengths are byte lengths already.
   const utf16 = r.written === chars ? 0 : 1;
+  // Joining makes the whole text two-byte as soon as one key is not
+  // Latin-1, and encodeInto is then slower than for each key on its own
+  // (bench/README.md): the next batches go key by key until one is ASCII.
+  e.wide = utf16 === 1;
   const status = e.keys(add, h, count, lens, keyStart, keyStart + r.written, 0, utf16);
   if (status === ERR_SPLIT && !e.go.exited) return false;
   if (status < 0 || e.go.exited) check(e, status);
@@ -345,11 +350,15 @@ function bytesBatch(e, add, h, keys, i, j, bytes, results) {
   const u32 = mem32(e);
   const at = (base + lens) >>> 2;
   let off = keyStart;
+  let chars = 0;
   for (let k = 0; k < count; k++) {
-    const n = writeKey(u8, base, off, keys[i + k]);
+    const key = keys[i + k];
+    const n = writeKey(u8, base, off, key);
     u32[at + k] = n;
     off += n;
+    chars += typeof key === 'string' ? key.length : NaN;
   }
+  if (chars === off - keyStart) e.wide = false;
   const status = e.keys(add, h, count, lens, keyStart, off, 0, 0);
   if (status < 0 || e.go.exited) check(e, status);
   const res = mem(e);
@@ -380,7 +389,7 @@ function batchOp(e, add, h, keys) {
       if (strings) chars += key.length;
       j++;
     }
-    if (!strings || !stringBatch(e, add, h, keys, i, j, chars, results)) {
+    if (!strings || e.wide || !stringBatch(e, add, h, keys, i, j, chars, results)) {
       bytesBatch(e, add, h, keys, i, j, bytes, results);
     }
     i = j;

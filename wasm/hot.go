@@ -14,11 +14,21 @@ import (
 // hasKey, which lets the compiler inline its hot path; other kinds go
 // through the filter interface.
 
+// one and oneOut carry a single key through AddPacked and HasPacked, which
+// on wasm hash and probe in one function: a call there costs more than the
+// slices.
+var (
+	one    [1]uint32
+	oneOut [1]byte
+)
+
 // addKey adds k to f and reports whether it was new.
 func addKey(f filter, k []byte) bool {
 	switch f := f.(type) {
 	case *bloom.Filter:
-		return f.Add(k)
+		one[0] = uint32(len(k))
+		f.AddPacked(k, one[:], oneOut[:])
+		return oneOut[0] == 1
 	}
 	return f.Add(k)
 }
@@ -27,7 +37,9 @@ func addKey(f filter, k []byte) bool {
 func hasKey(f filter, k []byte) bool {
 	switch f := f.(type) {
 	case *bloom.Filter:
-		return f.Has(k)
+		one[0] = uint32(len(k))
+		f.HasPacked(k, one[:], oneOut[:])
+		return oneOut[0] == 1
 	}
 	return f.Has(k)
 }
@@ -88,37 +100,49 @@ func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) in
 	// From here every index is below len(scratch): the loops read through
 	// a pointer, without Go's bounds checks.
 	base := unsafe.Pointer(unsafe.SliceData(scratch))
-	off := keys
+	ls := unsafe.Slice((*uint32)(unsafe.Add(base, lens)), count)
 	if utf16 {
-		for i := uint32(0); i < count; i++ {
-			l := (*uint32)(unsafe.Add(base, lens+4*i))
-			next := utf8End(base, off, end, *l)
+		off := keys
+		for i, l := range ls {
+			next := utf8End(base, off, end, l)
 			if next > end {
 				if next == splitEnd {
 					return fail(errSplit, "edgebloom: a key ends inside a UTF-8 sequence")
 				}
 				return fail(errArg, "edgebloom: key outside the scratch buffer")
 			}
-			*l = next - off
+			ls[i] = next - off
 			off = next
 		}
-		off = keys
 	}
-	for i := uint32(0); i < count; i++ {
-		l := *(*uint32)(unsafe.Add(base, lens+4*i))
-		if l > end-off {
-			return fail(errArg, "edgebloom: key outside the scratch buffer")
+	var total uint64
+	for _, l := range ls {
+		total += uint64(l)
+	}
+	if total > uint64(end-keys) {
+		return fail(errArg, "edgebloom: key outside the scratch buffer")
+	}
+	text := scratch[keys:end]
+	res := scratch[out : out+count]
+	switch f := f.(type) {
+	case *bloom.Filter:
+		if add {
+			f.AddPacked(text, ls, res)
+		} else {
+			f.HasPacked(text, ls, res)
 		}
-		next := off + l
-		k := unsafe.Slice((*byte)(unsafe.Add(base, off)), l)
+		return int32(count)
+	}
+	for i, l := range ls {
+		k := text[:l:l]
+		text = text[l:]
 		var r bool
 		if add {
-			r = addKey(f, k)
+			r = f.Add(k)
 		} else {
-			r = hasKey(f, k)
+			r = f.Has(k)
 		}
-		*(*byte)(unsafe.Add(base, out+i)) = byte(b2i(r))
-		off = next
+		res[i] = byte(b2i(r))
 	}
 	return int32(count)
 }
