@@ -204,7 +204,7 @@ func (f *BlockedFilter) Add(key []byte) bool {
 	// rather than call a shared add(h) or has(h), which Go does not
 	// inline: one call a key fewer (bench/README.md, "The split-block
 	// kind").
-	h := xxh64(key, 0)
+	h := xxh64Seed0(key)
 	b := f.block(h)
 	m0, m1, m2, m3 := masks(uint32(h))
 	if missing(b, m0, m1, m2, m3) == 0 {
@@ -217,7 +217,7 @@ func (f *BlockedFilter) Add(key []byte) bool {
 
 // AddString is Add for a string, hashed as its UTF-8 bytes.
 func (f *BlockedFilter) AddString(key string) bool {
-	h := xxh64String(key, 0)
+	h := xxh64Seed0String(key)
 	b := f.block(h)
 	m0, m1, m2, m3 := masks(uint32(h))
 	if missing(b, m0, m1, m2, m3) == 0 {
@@ -232,14 +232,14 @@ func (f *BlockedFilter) AddString(key string) bool {
 // for a key that was added; it may return true for a key that was not. Has
 // never panics and does not allocate.
 func (f *BlockedFilter) Has(key []byte) bool {
-	h := xxh64(key, 0)
+	h := xxh64Seed0(key)
 	m0, m1, m2, m3 := masks(uint32(h))
 	return missing(f.block(h), m0, m1, m2, m3) == 0
 }
 
 // HasString is Has for a string, hashed as its UTF-8 bytes.
 func (f *BlockedFilter) HasString(key string) bool {
-	h := xxh64String(key, 0)
+	h := xxh64Seed0String(key)
 	m0, m1, m2, m3 := masks(uint32(h))
 	return missing(f.block(h), m0, m1, m2, m3) == 0
 }
@@ -288,7 +288,7 @@ func (f *BlockedFilter) NumHashes() uint32 { return 8 }
 // what Filter.Locations is for a classic filter; unlike Add and Has,
 // Locations allocates.
 func (f *BlockedFilter) Locations(key []byte) []uint64 {
-	h := xxh64(key, 0)
+	h := xxh64Seed0(key)
 	first := BlockBits * ((h >> 32) * f.NumBlocks() >> 32)
 	pos := make([]uint64, len(salt))
 	for i, s := range salt {

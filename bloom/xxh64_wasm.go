@@ -58,6 +58,12 @@ func xxh64String(s string, seed uint64) uint64 {
 	return xxh64(unsafe.Slice(unsafe.StringData(s), len(s)), seed)
 }
 
+// xxh64Seed0 and xxh64Seed0String are XXH64 with seed 0, the hash of the
+// split-block kind (see xxh64_other.go).
+func xxh64Seed0(b []byte) uint64 { return xxh64(b, 0) }
+
+func xxh64Seed0String(s string) uint64 { return xxh64String(s, 0) }
+
 // finish mixes in the bytes p[i:n], fewer than 32, and the final avalanche.
 func finish(h uint64, p unsafe.Pointer, i, n int) uint64 {
 	for ; n-i >= 8; i += 8 {
