@@ -381,22 +381,9 @@ func TestOutage(t *testing.T) {
 // so this shows that each shard's bits and count share a slot, with and
 // without a hash tag in the name.
 func TestCluster(t *testing.T) {
-	srv := redistest.Start(t, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf")
+	srv := redistest.StartCluster(t)
 	ctx := testCtx(t)
 	admin := srv.Client()
-	if err := admin.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", "0", "16383").Err(); err != nil {
-		t.Fatal(err)
-	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		info, _ := admin.ClusterInfo(ctx).Result()
-		if strings.Contains(info, "cluster_state:ok") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("cluster not ready: %s", info)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	c := redis.NewClusterClient(&redis.ClusterOptions{Addrs: []string{srv.Addr()}})
 	t.Cleanup(func() { c.Close() })
 	var uc redis.UniversalClient = c

@@ -110,3 +110,25 @@ func TestRedisErrors(t *testing.T) {
 		t.Errorf("check without the password: stderr %q", r.stderr)
 	}
 }
+
+// TestRedisCluster pushes, uses and pulls a filter through --cluster, on a
+// one-node Cluster that refuses keys of one command in different slots.
+func TestRedisCluster(t *testing.T) {
+	srv := redistest.StartCluster(t)
+	url := srv.URL()
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 2000), 0, "build", "-n", "5000", "-o", "crawl.bloom")
+	expect(t, dir, "", 0, "push", "--cluster", "crawl.bloom", url)
+	expect(t, dir, urls(0, 2000), 0, "check", "-q", "--cluster", "--redis", url, "--name", "crawl")
+	r := expect(t, dir, urls(1000, 2000), 0, "add", "--cluster", "--redis", url, "--name", "crawl")
+	if !strings.HasPrefix(r.stderr, "2000 keys, 1000 new") {
+		t.Errorf("add --cluster: stderr %q", r.stderr)
+	}
+	expect(t, dir, "", 0, "pull", "--cluster", url, "pulled.bloom", "--name", "crawl")
+	expect(t, dir, urls(1000, 2000), 0, "add", "crawl.bloom")
+	want, _ := os.ReadFile(filepath.Join(dir, "crawl.bloom"))
+	got, _ := os.ReadFile(filepath.Join(dir, "pulled.bloom"))
+	if !bytes.Equal(got, want) {
+		t.Fatal("pull --cluster differs from the file given the same keys")
+	}
+}

@@ -11,6 +11,7 @@ package redistest
 
 import (
 	"bufio"
+	"context"
 	"net"
 	"os"
 	"os/exec"
@@ -73,6 +74,29 @@ func Start(t testing.TB, args ...string) *Server {
 	s.Restart()
 	t.Cleanup(s.Stop)
 	return s
+}
+
+// StartCluster starts a one-node Redis Cluster that owns every slot, and
+// waits until it is ready. Redis refuses commands and scripts whose keys lie
+// in different slots (CROSSSLOT) even then, so it shows what a larger
+// Cluster would refuse.
+func StartCluster(t testing.TB, args ...string) *Server {
+	t.Helper()
+	s := Start(t, append([]string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf"}, args...)...)
+	c := s.Client()
+	ctx := context.Background()
+	if err := c.Do(ctx, "CLUSTER", "ADDSLOTSRANGE", "0", "16383").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		info, _ := c.ClusterInfo(ctx).Result()
+		if strings.Contains(info, "cluster_state:ok") {
+			return s
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("cluster not ready: %s", info)
+		}
+	}
 }
 
 // Addr returns host:port.
