@@ -137,26 +137,25 @@ export function url(i) {
 }
 
 // A corpus: n URLs back to back in one Buffer, and the same URLs as flat
-// strings sliced out of it.
-export function makeCorpus(first, n) {
-  const data = Buffer.allocUnsafe(n * 120);
+// strings sliced out of it. corpus is 'crawl' (ASCII, latin1) or 'intl'
+// (UTF-8).
+export function makeCorpus(first, n, corpus = 'crawl') {
+  const intl = corpus === 'intl';
+  const make = intl ? intlURL : url;
+  const data = Buffer.allocUnsafe(n * (intl ? 256 : 120));
   const end = new Uint32Array(n);
   let off = 0;
   for (let j = 0; j < n; j++) {
-    off += data.latin1Write(url(first + j), off);
+    off += intl ? data.utf8Write(make(first + j), off) : data.latin1Write(make(first + j), off);
     end[j] = off;
   }
-  return { data: data.subarray(0, off), end, strings: strings(data, end) };
-}
-
-function strings(data, end) {
-  const out = new Array(end.length);
+  const out = new Array(n);
   let start = 0;
-  for (let j = 0; j < end.length; j++) {
-    out[j] = data.latin1Slice(start, end[j]);
+  for (let j = 0; j < n; j++) {
+    out[j] = intl ? data.utf8Slice(start, end[j]) : data.latin1Slice(start, end[j]);
     start = end[j];
   }
-  return out;
+  return { data: data.subarray(0, off), end, strings: out };
 }
 
 // probeMix returns numAbsent keys in the order of urls_test.go's probeMix:
@@ -176,4 +175,54 @@ export function probeMix(present, absent) {
     }
   }
   return { mix, present: hits };
+}
+
+// The second corpus, a port of intl_test.go's appendIntlURL: the same hosts
+// and words mixed with internationalized domain names in Unicode, Chinese,
+// Japanese and Korean path words, emoji and percent escapes. About three
+// quarters of its URLs hold non-ASCII characters. Checked against Go: the
+// SHA-256 of the first 100 000 URLs, newline-terminated, is equal.
+const idnLabels = ['münchen', 'bücher', 'straße', 'café', '例え', '東京', '新闻',
+  '서울', 'пример', 'москва', 'παράδειγμα', 'مثال', 'उदाहरण', 'ตัวอย่าง', 'köln', 'zürich'];
+const idnTLDs = ['.de', '.jp', '.cn', '.kr', '.рф', '.中国', '.com', '.ch', '.in', '.th'];
+const cjkWords = ['新闻', '天气', '北京', '上海', '体育', '东京', 'ラーメン', 'レシピ',
+  '価格', '比較', 'ニュース', '天気予報', '뉴스', '검색', '날씨', '쇼핑', '서울', '中文'];
+const emoji = ['🍕', '🚀', '😀', '🎉', '🐱', '❤️', '👍🏽', '🇯🇵', '☕', '🌧️'];
+const escaped = ['caf%C3%A9', '%E6%96%B0%E9%97%BB', 'na%C3%AFve', '%ED%8C%90',
+  'cr%C3%A8me-br%C3%BBl%C3%A9e', '%F0%9F%8D%95', 'a%20b', '%D0%BC%D0%B8%D1%80', 'se%C3%B1or'];
+
+function host(r) {
+  let s = 'www.';
+  let h = r.intn(2 ** r.intn(17));
+  for (let k = 0; k < 2 || h > 0; k++) {
+    s += syllables[h % syllables.length];
+    h = Math.floor(h / syllables.length);
+  }
+  return s + tlds[r.intn(tlds.length)];
+}
+
+function word(r) {
+  const n = r.intn(20);
+  if (n < 3) return cjkWords[r.intn(cjkWords.length)];
+  if (n < 4) return emoji[r.intn(emoji.length)] + words[r.intn(words.length)];
+  if (n < 6) return escaped[r.intn(escaped.length)];
+  return words[r.intn(words.length)];
+}
+
+// intlURL returns URL number i (i < 2^40) of the second corpus.
+export function intlURL(i) {
+  const r = new Rng(corpusSeed ^ 0x17e1n ^ ((BigInt(i) * 0x9fb21c651e98df25n) & MASK64));
+  let s = 'https://';
+  if (r.intn(4) === 0) {
+    s += idnLabels[r.intn(idnLabels.length)] + '-' + syllables[r.intn(syllables.length)] + idnTLDs[r.intn(idnTLDs.length)];
+  } else {
+    s += host(r);
+  }
+  for (let n = 1 + r.intn(3), k = 0; k < n; k++) {
+    s += '/';
+    for (let w = 0, m = 1 + r.intn(4); w < m; w++) s += (w > 0 ? '-' : '') + word(r);
+  }
+  s += '-' + scramble(i).toString();
+  if (r.intn(10) < 3) s += '?q=' + word(r);
+  return s;
 }
