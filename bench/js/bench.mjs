@@ -25,6 +25,7 @@ import zlib from 'node:zlib';
 
 import { BloomFilter as BloomFilterJS } from 'bloomfilter';
 
+import { packageScript } from './cold.mjs';
 import { firstAbsent, makeCorpus, numAbsent, probeMix } from './urls.mjs';
 
 const require = createRequire(import.meta.url);
@@ -240,16 +241,7 @@ function coldStart(script, runs) {
 }
 
 const coldScripts = {
-  edgebloom: `
-    const t0 = performance.now();
-    const { init, BloomFilter } = await import('edgebloom');
-    const t1 = performance.now();
-    await init();
-    const t2 = performance.now();
-    const f = new BloomFilter({ capacity: 1_000_000, errorRate: 0.01 });
-    f.add('https://www.example.com/');
-    const t3 = performance.now();
-    console.log(JSON.stringify({ import: t1 - t0, init: t2 - t1, first: t3 - t2, total: t3 - t0, sinceStart: t3 }));`,
+  edgebloom: packageScript,
   bloomfilter: `
     const t0 = performance.now();
     const { BloomFilter } = await import('bloomfilter');
