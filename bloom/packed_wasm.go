@@ -24,6 +24,10 @@ func (f *Filter) hasPacked(keys []byte, lens []uint32, out []byte) { f.packed(ke
 func (f *Filter) packed(keys []byte, lens []uint32, out []byte, add bool) {
 	p := unsafe.Pointer(unsafe.SliceData(keys))
 	words, m, k, seed := f.words, f.m, uint64(f.k), f.seed
+	if len(words) == 0 || k == 0 {
+		return // no filter has either; checked so the walk can skip bounds checks
+	}
+	wp := unsafe.Pointer(unsafe.SliceData(words))
 	var fresh uint64
 	for o, n := range lens {
 		// XXH64 of the n bytes at p, as xxh64 computes it.
@@ -62,24 +66,26 @@ func (f *Filter) packed(keys []byte, lens []uint32, out []byte, add bool) {
 		h ^= h >> 32
 		p = unsafe.Add(p, n)
 
-		// The probe walk, as add and has do it.
+		// The probe walk, as add and has do it. x < m ≤ 64·len(words)
+		// throughout, so words are read through a pointer; add sets each
+		// bit without a branch (a branch is a block of its own in Go's
+		// wasm code).
 		x, y := start(h, m)
-		var r byte
+		var r uint64
 		if add {
 			for j := uint64(1); ; j++ {
-				if w, b := words[x>>6], uint64(1)<<(x&63); w&b == 0 {
-					words[x>>6] = w | b
-					r = 1
-				}
+				w := (*uint64)(unsafe.Add(wp, x>>6*8))
+				r |= ^*w >> (x & 63) & 1
+				*w |= 1 << (x & 63)
 				if j == k {
 					break
 				}
 				x, y = step(x, y, j, m)
 			}
-			fresh += uint64(r)
+			fresh += r
 		} else {
 			for j := uint64(1); ; j++ {
-				if words[x>>6]&(1<<(x&63)) == 0 {
+				if *(*uint64)(unsafe.Add(wp, x>>6*8))&(1<<(x&63)) == 0 {
 					break
 				}
 				if j == k {
@@ -89,7 +95,7 @@ func (f *Filter) packed(keys []byte, lens []uint32, out []byte, add bool) {
 				x, y = step(x, y, j, m)
 			}
 		}
-		out[o] = r
+		out[o] = byte(r)
 	}
 	f.count += fresh
 }

@@ -10,9 +10,12 @@ import (
 
 // The hot exports, key and keys. Neither defers a recover: both check every
 // handle and range before they index, and neither allocates, so neither can
-// panic. A filter kind with its own Add and Has gets a case in addKey and
-// hasKey, which lets the compiler inline its hot path; other kinds go
-// through the filter interface.
+// panic. Classic filters go through AddPacked and HasPacked, which on wasm
+// hash and probe in one function; split-block filters get a direct call (a
+// case in key, addKey and hasKey); other kinds go through the filter
+// interface. A Go call costs more in wasm than natively (arguments and
+// results go through the Go stack in linear memory), so key makes as few as
+// it can.
 
 // one and oneOut carry a single key through AddPacked and HasPacked, which
 // on wasm hash and probe in one function: a call there costs more than the
@@ -22,24 +25,19 @@ var (
 	oneOut [1]byte
 )
 
-// addKey adds k to f and reports whether it was new.
+// addKey adds k to f, a kind other than classic, and reports whether it
+// was new.
 func addKey(f filter, k []byte) bool {
-	switch f := f.(type) {
-	case *bloom.Filter:
-		one[0] = uint32(len(k))
-		f.AddPacked(k, one[:], oneOut[:])
-		return oneOut[0] == 1
+	if b, ok := f.(*bloom.BlockedFilter); ok {
+		return b.Add(k)
 	}
 	return f.Add(k)
 }
 
-// hasKey reports whether f probably holds k.
+// hasKey reports whether f, a kind other than classic, probably holds k.
 func hasKey(f filter, k []byte) bool {
-	switch f := f.(type) {
-	case *bloom.Filter:
-		one[0] = uint32(len(k))
-		f.HasPacked(k, one[:], oneOut[:])
-		return oneOut[0] == 1
+	if b, ok := f.(*bloom.BlockedFilter); ok {
+		return b.Has(k)
 	}
 	return f.Has(k)
 }
@@ -54,6 +52,15 @@ func key(add, h, off, n int32) int32 {
 	k, ok := span(off, n)
 	if f == nil || !ok {
 		return badKey(f)
+	}
+	if c, ok := f.(*bloom.Filter); ok {
+		one[0] = uint32(n)
+		if add == 1 {
+			c.AddPacked(k, one[:], oneOut[:])
+		} else {
+			c.HasPacked(k, one[:], oneOut[:])
+		}
+		return int32(oneOut[0])
 	}
 	if add == 1 {
 		return b2i(addKey(f, k))
@@ -138,9 +145,9 @@ func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) in
 		text = text[l:]
 		var r bool
 		if add {
-			r = f.Add(k)
+			r = addKey(f, k)
 		} else {
-			r = f.Has(k)
+			r = hasKey(f, k)
 		}
 		res[i] = byte(b2i(r))
 	}
