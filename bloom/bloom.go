@@ -111,7 +111,9 @@ func NewWithSeed(m uint64, k uint32, seed uint64) (*Filter, error) {
 }
 
 func newFilter(m uint64, k uint32, seed uint64) *Filter {
-	return &Filter{words: make([]uint64, wordsFor(m)), m: m, k: k, seed: seed}
+	words := make([]uint64, wordsFor(m))
+	adviseHugePages(words)
+	return &Filter{words: words, m: m, k: k, seed: seed}
 }
 
 func wordsFor(m uint64) uint64 { return (m + 63) / 64 }
