@@ -20,13 +20,15 @@
 // (docs/format.md): GET of a shard is exactly the filter's payload. Redis
 // numbers the bits of a string from the most significant bit of byte 0, so
 // bit i is Redis offset i^7 (SETBIT, GETBIT, BITFIELD). A shard is made at
-// its full length, 8·ceil(m/64) bytes, before the filter's parameters are
-// written, and every call checks that length first: a shard that was
-// deleted, evicted (maxmemory) or lost gives an error, never answers of
-// "absent" from the zeros Redis reads for a missing key. Snapshot writes the filter
-// that bloom.Decode (one shard) or snapshot.Load (several) reads, byte for
-// byte equal to what a bloom.Filter, or a sharded set of them, given the
-// same keys would write; Restore loads such a file into Redis.
+// its full length, 8·ceil(m/64) bytes, when the filter is made, and every
+// call checks that length first: a shard that was deleted, evicted
+// (maxmemory) or lost gives an error wrapping ErrCorrupt, never answers of
+// "absent" from the zeros Redis reads for a missing key. (New and Open wait
+// up to 2 s for shards that another process is still making.) Snapshot
+// writes the filter that bloom.Decode (one shard) or snapshot.Load (several)
+// reads, byte for byte equal to what a bloom.Filter, or a sharded set of
+// them, given the same keys would write; Restore loads such a file into
+// Redis.
 //
 // # Atomicity and round trips
 //
