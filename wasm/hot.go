@@ -3,6 +3,7 @@
 package main
 
 import (
+	"math/bits"
 	"unsafe"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -160,44 +161,49 @@ const splitEnd = ^uint32(0)
 
 // utf8End returns where the UTF-8 text at base+off that holds units UTF-16
 // code units ends, or a value above end when it runs past end. The text
-// came from TextEncoder, so it is valid UTF-8: the lead byte says a
-// sequence's length.
+// came from TextEncoder, so it is valid UTF-8: a sequence is one unit, or
+// two when its lead byte is 0xf0 or above, and continuation bytes
+// (10xxxxxx) are none. Words of eight bytes are counted at once while the
+// key's end lies beyond them (each turn of a loop goes through the
+// function's dispatch loop in Go's wasm, so a byte at a time is slow), then
+// bytes one by one.
 func utf8End(base unsafe.Pointer, off, end, units uint32) uint32 {
-	for units > 0 {
-		// Eight ASCII bytes at a time: URLs are mostly ASCII even when
-		// some of their characters are not.
-		for units >= 8 && end-off >= 8 {
-			if *(*uint64)(unsafe.Add(base, off))&0x8080808080808080 != 0 {
-				break
+	const hi = 0x8080808080808080
+	for end-off >= 8 {
+		w := *(*uint64)(unsafe.Add(base, off))
+		n := uint32(8)
+		if w&hi == 0 {
+			if units <= 8 { // ASCII: the next key starts units bytes on
+				return off + units
 			}
-			off += 8
-			units -= 8
+		} else {
+			lead := (^w | w<<1) & hi // not a continuation byte
+			four := w & (w << 1) & (w << 2) & (w << 3) & hi
+			n = uint32(bits.OnesCount64(lead) + bits.OnesCount64(four))
 		}
-		if units == 0 {
+		if n >= units {
 			break
 		}
-		if off >= end {
-			return end + 1
-		}
+		units -= n
+		off += 8
+	}
+	for ; off < end; off++ {
 		c := *(*byte)(unsafe.Add(base, off))
 		switch {
-		case c < 0x80:
-			off++
-		case c < 0xe0:
-			off += 2
-		case c < 0xf0:
-			off += 3
-		default:
+		case c&0xc0 == 0x80: // a continuation byte
+		case units == 0:
+			return off
+		case c >= 0xf0:
 			if units < 2 {
 				return splitEnd
 			}
-			off += 4
+			units -= 2
+		default:
 			units--
 		}
-		units--
 	}
-	if off > end {
-		return end + 1
+	if units == 0 {
+		return end
 	}
-	return off
+	return end + 1
 }

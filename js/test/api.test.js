@@ -101,6 +101,28 @@ test('batches split joined UTF-8 by UTF-16 lengths: surrogates, emoji, lone surr
   }
 });
 
+test('batches of random mixed-script keys set the same bits as key-by-key adds', () => {
+  const pool = ['a', 'Z', '/', 'é', 'ß', '例', '路', 'ф', '😀', '🎉', '\ud800', '\udc00', '\ufffd', '\u0000', '\u07ff', '\u0800'];
+  let seed = 12345;
+  const rand = (n) => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  const keys = [];
+  for (let i = 0; i < 3000; i++) {
+    let k = '';
+    const n = rand(i % 10 === 0 ? 60 : 25);
+    for (let c = 0; c < n; c++) k += pool[rand(pool.length)];
+    keys.push(k);
+  }
+  const a = new BloomFilter({ bits: 1 << 16, hashes: 5 });
+  const b = new BloomFilter({ bits: 1 << 16, hashes: 5 });
+  const enc = new TextEncoder();
+  assert.deepEqual(a.addMany(keys), keys.map((k) => b.add(enc.encode(k))));
+  assert.deepEqual(a.toBytes(), b.toBytes());
+  assert.ok(a.hasMany(keys).every(Boolean));
+});
+
 test('counting filter: remove', () => {
   const f = new CountingBloomFilter({ capacity: 1000, errorRate: 0.01 });
   assert.equal(f.remove('absent'), false);
