@@ -132,7 +132,11 @@ func checkBlocks(blocks uint64) error {
 }
 
 func newBlocked(blocks uint64) *BlockedFilter {
-	return &BlockedFilter{blocks: make([][4]uint64, blocks), n: blocks}
+	f := &BlockedFilter{blocks: make([][4]uint64, blocks), n: blocks}
+	// One probe a key, but at a random block: on a large filter each is a
+	// TLB miss too, which huge pages take away (see adviseHugePages).
+	adviseHugePages(f.words())
+	return f
 }
 
 // words returns the bitset as one slice of 64-bit words, without copying.
