@@ -12,7 +12,11 @@ export type WasmSource = URL | string | Response | BufferSource | WebAssembly.Mo
 /**
  * Loads and starts the WebAssembly engine. Call it once before anything
  * else; later calls return at once. A failed call leaves the module as it
- * was, so it can be called again.
+ * was, so it can be called again. Should the engine ever stop (the Go
+ * program exits, which no documented input makes it do), every later call
+ * throws an Error with code "ERR_ENGINE_EXITED", never a wrong answer, and
+ * init() starts a fresh engine; filters of the stopped engine are gone and
+ * keep throwing ERR_ENGINE_EXITED (save them with toBytes() to keep them).
  *
  * - Works in node: yes (reads edgebloom.wasm next to the module; `source` optional).
  * - Works in browser: yes (fetches edgebloom.wasm next to the module with
