@@ -180,6 +180,14 @@ func utf8End(base unsafe.Pointer, off, end, units uint32) uint32 {
 			lead := (^w | w<<1) & hi // not a continuation byte
 			four := w & (w << 1) & (w << 2) & (w << 3) & hi
 			n = uint32(bits.OnesCount64(lead) + bits.OnesCount64(four))
+			if n > units && four == 0 {
+				// The key ends at the lead byte after its last unit's:
+				// drop units lead bits; the lowest left marks it.
+				for ; units > 0; units-- {
+					lead &= lead - 1
+				}
+				return off + uint32(bits.TrailingZeros64(lead))/8
+			}
 		}
 		if n >= units {
 			break
