@@ -32,7 +32,9 @@ function committedHead() {
 
 // The environment a user's shell has: none of the npm_* variables of the
 // `npm test` running this, no module proxy (the Go module cache already
-// holds what the build needs) and npm offline, so nothing leaves the machine.
+// holds what the build needs) and npm offline (the clone's npm ci, for
+// wasm-opt, finds every package in the cache the outer npm ci filled), so
+// nothing leaves the machine.
 function userEnv(port) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD'));
   return { ...env, PORT: String(port), GOPROXY: 'off', npm_config_offline: 'true', NO_COLOR: '1' };
