@@ -62,6 +62,10 @@ var libs = []lib{
 	// The split-block kind (Parquet's): one cache line a key, like
 	// blobloom's blocks, and sized from its own rate, 10.8 bits a key.
 	{"edgebloom.Blocked", false, newEdgebloomBlocked},
+	// The batch calls, batchSize keys a call (a page's links): the same
+	// filters, their cache misses overlapped. The peers have no batch call.
+	{"edgebloom.Many", false, newEdgebloomMany},
+	{"edgebloom.Blocked.Many", false, newEdgebloomBlockedMany},
 }
 
 // baseline is the library every other is compared with in the tables.
@@ -78,6 +82,59 @@ func each(keys []string, fn func(key string) bool) (trues int) {
 		}
 	}
 	return trues
+}
+
+// batchSize is the number of keys of each AddManyString and HasManyString
+// call: a crawled page's links, tens to hundreds.
+const batchSize = 100
+
+// batches calls fn on keys batchSize at a time and counts the trues.
+func batches(keys []string, fn func(keys []string, dst []bool) []bool) (trues int) {
+	dst := make([]bool, 0, batchSize)
+	for i := 0; i < len(keys); i += batchSize {
+		dst = fn(keys[i:min(i+batchSize, len(keys))], dst[:0])
+		for _, b := range dst {
+			if b {
+				trues++
+			}
+		}
+	}
+	return trues
+}
+
+// A batcher is a filter with string batches, run through the interface:
+// one indirect call a batch, not a key.
+type batcher interface {
+	AddManyString(keys []string, dst []bool) []bool
+	HasManyString(keys []string, dst []bool) []bool
+	Clear()
+	NumBits() uint64
+}
+
+func manyFilter(f batcher, wantFPR float64) filter {
+	return filter{
+		add:     func(keys []string) int { return batches(keys, f.AddManyString) },
+		has:     func(keys []string) int { return batches(keys, f.HasManyString) },
+		clear:   f.Clear,
+		bits:    f.NumBits(),
+		wantFPR: wantFPR,
+	}
+}
+
+func newEdgebloomMany(n int) filter {
+	f, err := bloom.New(uint64(n), fpRate)
+	if err != nil {
+		panic(err)
+	}
+	return manyFilter(f, fpRate)
+}
+
+func newEdgebloomBlockedMany(n int) filter {
+	f, err := bloom.NewBlocked(uint64(n), fpRate)
+	if err != nil {
+		panic(err)
+	}
+	return manyFilter(f, bloom.EstimateBlockedFPR(f.NumBlocks(), uint64(n)))
 }
 
 func newEdgebloom(n int) filter {

@@ -49,6 +49,21 @@ var targets = []target{
 	{"edgebloom.Blocked", "Has", "1M", 1, "blobloom"},
 	{"edgebloom.Blocked", "Add", "10M", 1, "blobloom"},
 	{"edgebloom.Blocked", "Has", "10M", 1, "blobloom"},
+	// The batch calls against the peers' single-key loops.
+	{"edgebloom.Blocked.Many", "Add", "10M", 3, ""},
+	{"edgebloom.Blocked.Many", "Has", "10M", 3, ""},
+	{"edgebloom.Blocked.Many", "Add", "10M", 1.5, "blobloom"},
+	{"edgebloom.Blocked.Many", "Has", "10M", 1.5, "blobloom"},
+	{"edgebloom.Many", "Add", "10M", 2, ""},
+	{"edgebloom.Many", "Has", "10M", 2, ""},
+	{"edgebloom.Many", "Add", "1M", 1, ""},
+	{"edgebloom.Many", "Has", "1M", 1, ""},
+	{"edgebloom.Many", "Add", "1M", 1, "blobloom"},
+	{"edgebloom.Many", "Has", "1M", 1, "blobloom"},
+	{"edgebloom.Blocked.Many", "Add", "1M", 1, ""},
+	{"edgebloom.Blocked.Many", "Has", "1M", 1, ""},
+	{"edgebloom.Blocked.Many", "Add", "1M", 1, "blobloom"},
+	{"edgebloom.Blocked.Many", "Has", "1M", 1, "blobloom"},
 }
 
 // TestSideBySide times every library on every corpus and size in one run,
