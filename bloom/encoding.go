@@ -121,6 +121,10 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 		return h, wrap(ErrTooLarge, utoa(h.m)+" bits, bound "+utoa(maxBits))
 	case math.IsNaN(h.fpRate) || h.fpRate < 0 || h.fpRate >= 1 || (h.fpRate == 0) != (h.capacity == 0):
 		return h, wrap(ErrCorrupt, "capacity and target rate out of range")
+	case h.count > MaxCountPerBit*h.m: // m ≤ MaxBits here, so no overflow
+		// More keys than the bits can have counted (see MaxCountPerBit);
+		// refused before the payload is read.
+		return h, wrap(ErrCorrupt, "count "+utoa(h.count)+" is more than "+utoa(h.m)+" bits can hold")
 	}
 	switch h.kind {
 	case kindClassic, kindCounting:
@@ -140,8 +144,8 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 		switch {
 		case h.k != 0:
 			return h, wrap(ErrCorrupt, "k must be 0")
-		case h.parts == 0 || uint64(h.parts) > h.m:
-			return h, wrap(ErrCorrupt, "layer count out of range")
+		case h.parts == 0 || uint64(h.parts) > h.m || h.parts > MaxLayers:
+			return h, wrap(ErrCorrupt, "layer count out of range (at most MaxLayers, 64)")
 		case h.capacity == 0:
 			return h, wrap(ErrCorrupt, "capacity missing")
 		// Every layer is at least one header, one word and one checksum, and
@@ -155,8 +159,8 @@ func decodeHeader(b []byte, want uint8, maxBits uint64) (header, error) {
 		switch {
 		case h.k == 0 || h.k > MaxHashes:
 			return h, wrap(ErrCorrupt, "k out of range")
-		case h.parts == 0 || h.m%uint64(h.parts) != 0:
-			return h, wrap(ErrCorrupt, "generation count out of range")
+		case h.parts == 0 || h.parts > MaxGenerations || h.m%uint64(h.parts) != 0:
+			return h, wrap(ErrCorrupt, "generation count out of range (at most MaxGenerations, 4096)")
 		case h.capacity == 0:
 			return h, wrap(ErrCorrupt, "capacity missing")
 		case h.payload != uint64(h.parts)*recordSize(8*payloadWords(kindClassic, h.m/uint64(h.parts))):

@@ -301,7 +301,7 @@ func TestHeader(t *testing.T) {
 // without allocating one.
 func TestHeaderLargeM(t *testing.T) {
 	for _, kind := range []uint8{kindClassic, kindCounting} {
-		h := header{kind: kind, seed: 3, m: 1<<33 + 17, k: 13, count: 1 << 40, payload: 8 * payloadWords(kind, 1<<33+17)}
+		h := header{kind: kind, seed: 3, m: 1<<33 + 17, k: 13, count: 1 << 38, payload: 8 * payloadWords(kind, 1<<33+17)}
 		got, err := decodeHeader(h.encode(), kind, MaxBits)
 		if err != nil || got != h {
 			t.Errorf("decodeHeader(%s with m = 2^33+17): got %+v, %v; want %+v", kindName(kind), got, err, h)
@@ -626,8 +626,8 @@ func hugeHeaders() []struct {
 } {
 	classic := header{kind: kindClassic, m: MaxBits, k: 7, payload: 8 * payloadWords(kindClassic, MaxBits)}
 	counting := header{kind: kindCounting, m: MaxBits, k: 7, payload: 8 * payloadWords(kindCounting, MaxBits)}
-	scalable := header{kind: kindScalable, m: MaxBits, parts: math.MaxUint32, capacity: 1, fpRate: 0.5,
-		payload: math.MaxUint32*(headerSize+checksumSize) + MaxBits/8}
+	scalable := header{kind: kindScalable, m: MaxBits, parts: MaxLayers, capacity: 1, fpRate: 0.5,
+		payload: MaxLayers*(headerSize+checksumSize) + MaxBits/8}
 	layer := classic
 	layer.capacity, layer.fpRate = 1, 0.5
 	window := header{kind: kindWindow, m: MaxBits, k: 7, parts: 1, capacity: 1, fpRate: 0.5, payload: recordSize(classic.payload)}

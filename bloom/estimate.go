@@ -14,6 +14,23 @@ const (
 	// MaxHashes is the largest number of hash functions k. An error rate
 	// needs about log2(1/p) hashes, so 64 covers every p ≥ 2^-64.
 	MaxHashes = 64
+	// MaxGenerations is the largest number of generations of a
+	// WindowFilter: 4096 is more than eleven years of daily generations.
+	// NewWindow and DecodeWindow check it before allocating anything, so a
+	// hostile header cannot make a decoder walk millions of tiny records.
+	MaxGenerations = 1 << 12
+	// MaxLayers is the largest number of layers of a ScalableFilter. A
+	// filter stops growing well before it (each layer doubles the capacity
+	// and halves the error rate, so MaxBits or MaxHashes ends the growth
+	// after at most about 60 layers); DecodeScalable refuses more.
+	MaxLayers = 64
+	// MaxCountPerBit bounds the count a decoder accepts: at most
+	// MaxCountPerBit·m. An Add is counted only when it sets a bit, so a
+	// filter's count stays at or below m, and Union and Intersect, which
+	// set it to the estimate -m/k·ln(1 - X/m), stay below m·ln(m) < 28·m.
+	// A larger count is a corrupt or crafted record, and the bound keeps
+	// every count below 2^46, exact in a JavaScript number.
+	MaxCountPerBit = 64
 )
 
 // Optimal returns the number of bits m and hash functions k that hold

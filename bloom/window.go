@@ -1,9 +1,6 @@
 package bloom
 
-import (
-	"io"
-	"math"
-)
+import "io"
 
 // A WindowFilter remembers the keys of the last few periods: "seen in the
 // last 7 days" is a window of 7 daily generations. Each generation is a
@@ -29,15 +26,17 @@ type WindowFilter struct {
 // NewWindow returns an empty window of generations generations, each a
 // classic filter sized by Optimal for capacityPerGeneration keys at
 // false-positive rate fpRate. It returns an error naming the argument when
-// one is out of range, or when all generations together would exceed
-// MaxBits.
+// one is out of range (generations must be from 1 to MaxGenerations), or
+// when all generations together would exceed MaxBits.
 func NewWindow(capacityPerGeneration uint64, fpRate float64, generations int) (*WindowFilter, error) {
 	m, k, err := Optimal(capacityPerGeneration, fpRate)
 	switch {
 	case err != nil:
 		return nil, err
-	case generations < 1 || uint64(generations) > math.MaxUint32:
+	case generations < 1:
 		return nil, argError("generations", "must be at least 1")
+	case generations > MaxGenerations:
+		return nil, argError("generations", "must be at most MaxGenerations (4096), got "+utoa(uint64(generations)))
 	case uint64(generations) > MaxBits/m:
 		return nil, argError("generations", "too many: all generations together exceed MaxBits")
 	}

@@ -126,6 +126,10 @@ func TestNewWindowErrors(t *testing.T) {
 		{10, 0.01, 0, "generations"},
 		{10, 0.01, -1, "generations"},
 		{1 << 36, 0.01, 1000, "generations"},
+		// Tiny generations fit MaxBits, but 3e7 of them took minutes and
+		// 2.9 GB: refused before anything is allocated.
+		{1, 0.5, MaxGenerations + 1, "generations"},
+		{1, 0.5, 30_000_000, "generations"},
 	} {
 		w, err := NewWindow(tt.n, tt.p, tt.g)
 		var ae *ArgError

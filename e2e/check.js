@@ -124,6 +124,12 @@ export function checkVectors(edgebloom, vectors) {
     f.free();
   }
 
+  if (vectors.malformed) {
+    const m = checkMalformed(edgebloom, vectors.malformed);
+    checked += m.checked;
+    failures.push(...m.failures);
+  }
+
   // canonicalURL on the runtime's own URL parser, against Go's urlkey table.
   for (const c of vectors.urlCases ?? []) {
     let got;
@@ -133,6 +139,39 @@ export function checkVectors(edgebloom, vectors) {
       got = err instanceof TypeError && err.message.startsWith('urlkey: ') ? 'error' : String(err);
     }
     expect(`canonicalURL(${JSON.stringify(c.in)})`, got, c.error ? 'error' : c.out);
+  }
+  return { checked, failures };
+}
+
+/**
+ * Checks that fromBytes refuses every input of the malformed corpus
+ * (bloom/testdata/malformed.json, written by Go, which refuses them with the
+ * same codes), and that the module keeps working after each refusal.
+ * @returns {{checked: number, failures: string[]}}
+ */
+export function checkMalformed(edgebloom, corpus) {
+  const failures = [];
+  let checked = 0;
+  for (const c of corpus.cases) {
+    checked++;
+    let got;
+    try {
+      const f = edgebloom.fromBytes(fromBase64(c.base64), { maxBits: c.maxBits });
+      f.free();
+      got = 'no error';
+    } catch (err) {
+      got = err?.code ?? `${err?.name}: ${err?.message}`;
+    }
+    if (got !== c.code) failures.push(`malformed "${c.name}" (${c.about}): got ${got}; want ${c.code}`);
+  }
+  checked++;
+  try {
+    const f = new edgebloom.BloomFilter({ capacity: 100, errorRate: 0.01 });
+    const ok = f.add('after the corpus') && f.has('after the corpus');
+    f.free();
+    if (!ok) failures.push('after the malformed corpus: a new filter does not hold its key');
+  } catch (err) {
+    failures.push(`after the malformed corpus: ${err?.code ?? err}`);
   }
   return { checked, failures };
 }

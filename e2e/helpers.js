@@ -291,10 +291,11 @@ export async function launchChromium({ extensionDir } = {}) {
 
 // ---- golden vectors -----------------------------------------------------------
 
-/** bloom/testdata/vectors.json, written by Go, and urlkey's table as urlCases. */
+/** bloom/testdata/vectors.json, written by Go, urlkey's table as urlCases and the malformed corpus as malformed. */
 export async function loadVectors() {
   const vectors = JSON.parse(await readFile(vectorsPath, 'utf8'));
   vectors.urlCases = JSON.parse(await readFile(path.join(repoRoot, 'urlkey/testdata/cases.json'), 'utf8'));
+  vectors.malformed = JSON.parse(await readFile(path.join(repoRoot, 'bloom/testdata/malformed.json'), 'utf8'));
   return vectors;
 }
 

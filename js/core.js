@@ -82,6 +82,8 @@ const NUM_STATS = 13;
 
 /** The largest filter the WebAssembly engine makes or loads: 2^32 bits (512 MiB). */
 export const MAX_BITS = 2 ** 32;
+/** The most generations of a window, as Go's bloom.MaxGenerations. */
+export const MAX_GENERATIONS = 4096;
 const HEADER_SIZE = 64;
 const CHECKSUM_SIZE = 8;
 // Batches are cut so that the scratch buffer stays near this size.
@@ -770,7 +772,7 @@ export class WindowBloomFilter extends Filter {
       opts = options(opts, 'new WindowBloomFilter');
       const n = positiveInteger('capacityPerGeneration', opts.capacityPerGeneration, Number.MAX_SAFE_INTEGER);
       const p = rate('errorRate', opts.errorRate);
-      const g = positiveInteger('generations', opts.generations, 2 ** 31 - 1);
+      const g = positiveInteger('generations', opts.generations, MAX_GENERATIONS);
       super(CONSTRUCT, KIND_WINDOW, 0, n, p, undefined, g);
     }
   }

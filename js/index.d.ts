@@ -67,7 +67,7 @@ export interface WindowOptions {
   capacityPerGeneration: number;
   /** The false-positive rate of each generation at capacity, in (0, 1); the window's is about generations times that. */
   errorRate: number;
-  /** The number of generations: "seen in the last 7 days" is 7 daily generations. An integer ≥ 1. */
+  /** The number of generations: "seen in the last 7 days" is 7 daily generations. An integer from 1 to 4096 (Go's `bloom.MaxGenerations`), checked before any work. */
   generations: number;
 }
 

@@ -16,7 +16,8 @@
 //	24+8s  ...   the router record, then the s shard records
 //
 // Integers are little-endian; every record is a classic filter in the
-// documented format, with its own checksum.
+// documented format, with its own checksum. The router has m = s, k = 1,
+// seed 0x9e3779b97f4a7c15 and no bits set.
 
 import { BloomFilter, KIND_BLOCKED, fromBytes as filterFromBytes, loadArgs } from './core.js';
 import { BlockedBloomFilter } from './blocked.js';
@@ -25,6 +26,11 @@ const MAGIC = [0x45, 0x42, 0x53, 0x43]; // "EBSC"
 const FIXED = 24;
 // More shards than this is not a container this module made sense of.
 const MAX_SHARDS = 1 << 16;
+// The router is a classic filter record with m = s, k = 1, no bits set and
+// this seed (Go's snapshot.RouteSeed), so that the bits a key sets inside
+// its shard do not depend on the shard it was sent to.
+const ROUTE_SEED = 0x9e3779b97f4a7c15n;
+const ROUTER_HEADER = 64;
 
 function fail(code, message) {
   const err = new Error(`edgebloom: ${message}`);
@@ -76,6 +82,15 @@ export class ShardedBloomFilter {
     }
     if (total > bytes.length) throw fail('ERR_TRUNCATED', 'truncated sharded container');
     if (total < bytes.length) throw fail('ERR_CORRUPT', 'trailing bytes after the sharded container');
+    // The router before the shards, as Go's snapshot.LoadSharded checks it:
+    // it must be the one for s shards (a router of another seed would send
+    // keys to shards that do not hold them and report present keys absent).
+    // Its m is checked before it is loaded, its seed, k and bits after (so a
+    // damaged router is a checksum error).
+    const at = FIXED + 8 * s;
+    if (lengths[0] < ROUTER_HEADER || dv.getBigUint64(at + 16, true) !== BigInt(s)) {
+      throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
+    }
     const loaded = [];
     try {
       let off = FIXED + 8 * s;
@@ -83,12 +98,12 @@ export class ShardedBloomFilter {
         const f = BloomFilter.fromBytes(bytes.subarray(off, off + n), { maxBits: Math.max(1, budget) });
         loaded.push(f);
         if (loaded.length > 1) budget -= f.bits;
+        else if (dv.getBigUint64(at + 8, true) !== ROUTE_SEED || f.bits !== s || f.hashes !== 1 || f.setBits !== 0) {
+          throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
+        }
         off += n;
       }
       const [router, ...shards] = loaded;
-      if (router.bits !== s || router.hashes !== 1 || router.setBits !== 0) {
-        throw fail('ERR_CORRUPT', 'the router does not match the shard count');
-      }
       return new ShardedBloomFilter(router, shards);
     } catch (err) {
       for (const f of loaded) f.free();

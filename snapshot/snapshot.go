@@ -59,8 +59,19 @@ const (
 	MaxShards = 1 << 16
 )
 
-// ErrFormat is wrapped by every error about a malformed container.
+// ErrFormat is wrapped by every error about a malformed container. Each
+// such error also wraps the bloom error (or io.ErrUnexpectedEOF) that names
+// what is wrong, so errors.Is(err, bloom.ErrCorrupt) holds for a container
+// whose lengths or router lie, as it does for a lying filter record, and the
+// npm module's fromBytes refuses the same bytes with the matching code
+// (bloom/testdata/malformed.json).
 var ErrFormat = errors.New("snapshot: malformed sharded container")
+
+// formatError wraps ErrFormat and base, one of the bloom errors or
+// io.ErrUnexpectedEOF, with detail.
+func formatError(base error, format string, args ...any) error {
+	return fmt.Errorf("%w: %w: "+format, append([]any{ErrFormat, base}, args...)...)
+}
 
 // Router returns the filter whose first location of a key is its shard.
 // It panics if shards is 0.
@@ -137,26 +148,27 @@ func Load(data []byte, maxBits uint64) (Set, error) {
 	return f, nil
 }
 
-// LoadSharded reads a sharded container from data.
+// LoadSharded reads a sharded container from data. Lengths, shard count and
+// the router's header are checked before any record is decoded.
 func LoadSharded(data []byte, maxBits uint64) (*Sharded, error) {
 	le := binary.LittleEndian
 	if len(data) < fixedHeader {
-		return nil, fmt.Errorf("%w: %d bytes is shorter than a header", ErrFormat, len(data))
+		return nil, formatError(io.ErrUnexpectedEOF, "%d bytes is shorter than a header", len(data))
 	}
 	s := uint64(le.Uint32(data[8:]))
 	switch {
 	case string(data[:4]) != Magic:
-		return nil, fmt.Errorf("%w: bad magic", ErrFormat)
+		return nil, formatError(bloom.ErrNotFilter, "bad magic")
 	case data[4] != version:
-		return nil, fmt.Errorf("%w: container version %d", ErrFormat, data[4])
+		return nil, formatError(bloom.ErrVersion, "container version %d", data[4])
 	case data[5] != routingScheme:
-		return nil, fmt.Errorf("%w: routing scheme %d", ErrFormat, data[5])
+		return nil, formatError(bloom.ErrVersion, "routing scheme %d", data[5])
 	case data[6] != 0 || data[7] != 0 || le.Uint32(data[12:]) != 0:
-		return nil, fmt.Errorf("%w: reserved bytes set", ErrFormat)
+		return nil, formatError(bloom.ErrCorrupt, "reserved bytes set")
 	case s < 2 || s > MaxShards:
-		return nil, fmt.Errorf("%w: %d shards", ErrFormat, s)
+		return nil, formatError(bloom.ErrCorrupt, "%d shards", s)
 	case uint64(len(data)) < fixedHeader+8*s:
-		return nil, fmt.Errorf("%w: truncated header", ErrFormat)
+		return nil, formatError(io.ErrUnexpectedEOF, "truncated header")
 	}
 	lengths := make([]uint64, 1+s)
 	lengths[0] = le.Uint64(data[16:])
@@ -166,14 +178,25 @@ func LoadSharded(data []byte, maxBits uint64) (*Sharded, error) {
 			lengths[i] = le.Uint64(data[fixedHeader+8*(i-1):])
 		}
 		if lengths[i] > uint64(len(data)) {
-			return nil, fmt.Errorf("%w: record %d longer than the input", ErrFormat, i)
+			return nil, formatError(io.ErrUnexpectedEOF, "record %d longer than the input", i)
 		}
 		total += lengths[i]
 	}
-	if total != uint64(len(data)) {
-		return nil, fmt.Errorf("%w: lengths add up to %d bytes, input has %d", ErrFormat, total, len(data))
+	switch {
+	case total > uint64(len(data)):
+		return nil, formatError(io.ErrUnexpectedEOF, "lengths add up to %d bytes, input has %d", total, len(data))
+	case total < uint64(len(data)):
+		return nil, formatError(bloom.ErrCorrupt, "lengths add up to %d bytes, input has %d", total, len(data))
 	}
 	off := uint64(fixedHeader + 8*s)
+	// The router before the shards: it must be the one for s shards (a
+	// router of another seed would send keys to shards that do not hold
+	// them, and report present keys absent). Its m is checked before it is
+	// decoded, its seed, k and bits after (so a damaged router is a
+	// checksum error).
+	if n := lengths[0]; n < bloom.HeaderSize || le.Uint64(data[off+16:]) != s {
+		return nil, formatError(bloom.ErrCorrupt, "router is not the one for %d shards", s)
+	}
 	filters := make([]*bloom.Filter, 1+s)
 	for i, n := range lengths {
 		bound := maxBits
@@ -185,16 +208,15 @@ func LoadSharded(data []byte, maxBits uint64) (*Sharded, error) {
 			return nil, fmt.Errorf("snapshot: record %d: %w", i, err)
 		}
 		if f.EncodedSize() != n {
-			return nil, fmt.Errorf("%w: record %d is %d bytes, its header says %d", ErrFormat, i, n, f.EncodedSize())
+			return nil, formatError(bloom.ErrCorrupt, "record %d is %d bytes, its header says %d", i, n, f.EncodedSize())
+		}
+		if i == 0 && !f.Equal(Router(int(s))) {
+			return nil, formatError(bloom.ErrCorrupt, "router is not the one for %d shards", s)
 		}
 		filters[i] = f
 		off += n
 	}
-	router := filters[0]
-	if !router.Equal(Router(int(s))) {
-		return nil, fmt.Errorf("%w: router is not the one for %d shards", ErrFormat, s)
-	}
-	return &Sharded{Router: router, Shards: filters[1:]}, nil
+	return &Sharded{Router: filters[0], Shards: filters[1:]}, nil
 }
 
 // ReadAll reads the whole snapshot from r, refusing more than limit bytes,

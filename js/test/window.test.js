@@ -61,9 +61,15 @@ test('bad options and bad bytes', () => {
     { capacityPerGeneration: 10, errorRate: 0.01, generations: 0 },
     { capacityPerGeneration: 10, errorRate: 0.01, generations: 1.5 },
     { capacityPerGeneration: 2 ** 32, errorRate: 0.01, generations: 8 },
+    // Tiny generations fit every bit bound, but 3e7 of them ran for minutes.
+    { capacityPerGeneration: 1, errorRate: 0.5, generations: 4097 },
+    { capacityPerGeneration: 1, errorRate: 0.5, generations: 3e7 },
   ]) {
     assert.throws(() => new WindowBloomFilter(opts), RangeError, JSON.stringify(opts));
   }
+  const widest = new WindowBloomFilter({ capacityPerGeneration: 1, errorRate: 0.5, generations: 4096 });
+  assert.equal(widest.generations, 4096);
+  widest.free();
   assert.throws(() => new WindowBloomFilter({ capacityPerGeneration: 10, errorRate: 0.01 }), TypeError);
   assert.throws(() => new WindowBloomFilter(), TypeError);
 
