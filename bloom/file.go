@@ -6,12 +6,14 @@
 package bloom
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -57,9 +59,27 @@ var errClosed = fmt.Errorf("bloom: the file filter is closed: %w", os.ErrClosed)
 // A filter opened by Create or Open holds an exclusive lock on the file
 // (flock on unix, a share mode that denies other writers on Windows) until
 // Close or the end of the process; a second writer, in the same process or
-// another, gets an error wrapping ErrLocked. Readers (OpenReadOnly) take no
-// lock and see, where the file is mapped, a writer's new keys as they come.
-// Other systems (Plan 9, Solaris, AIX, …) have no lock.
+// another, gets an error wrapping ErrLocked. WriteFile, FileLock and Create
+// take the same lock, and never rename a file over one that a writer holds.
+// Readers (OpenReadOnly) take no lock and see, where the file is mapped, a
+// writer's new keys as they come. Other systems (Plan 9, Solaris, AIX, …) have no lock.
+//
+// # Files changed underneath
+//
+// Like every store that maps its file (LMDB, SQLite's memory-mapped I/O,
+// bbolt), a FileFilter relies on its file keeping its length: a file
+// truncated, or rewritten shorter in place, by another program while a
+// FileFilter has it mapped makes the next access to a page past the new end
+// fault, and Go ends the process with SIGBUS unless the goroutine asked for
+// a panic instead (runtime/debug.SetPanicOnFault). Open, OpenReadOnly and
+// Create never leave a mapping past the end: they check the file's length
+// against its header before mapping (a short file gives an error wrapping
+// io.ErrUnexpectedEOF, a long one ErrCorrupt), and Create reserves the
+// file's blocks, so a full disk is its error, not a fault of a later Add.
+// (Copy-on-write file systems such as btrfs and ZFS reserve no room for
+// rewrites: there a full disk can still fault a later write.) Programs that
+// replace a filter file use WriteFile, which renames a new file into place
+// and leaves readers of the old one undisturbed.
 //
 // # Concurrency
 //
@@ -87,11 +107,13 @@ type FileFilter struct {
 var mapFiles = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // Create makes a file-backed filter at path sized by Optimal for capacity
-// keys at false-positive rate fpRate, and opens it for writing. An existing
-// file at path is replaced, unless another writer has it open (ErrLocked).
-// The new file is sparse where the file system allows: its size is the
-// filter's encoded size, 72 bytes plus m/8. Readers that have the old
-// file mapped must not use it after it is replaced.
+// keys at false-positive rate fpRate, and opens it for writing. The file,
+// 72 bytes plus m/8, is made under a temporary name beside path with its
+// blocks reserved (fallocate on Linux, zeros written elsewhere), so that a
+// full disk or quota is an error of Create, never a fault when a page of
+// the mapping is first written. It is then renamed to path, unless another
+// writer has path open (ErrLocked): then path is left as it was. Readers
+// that have an old file at path open keep reading the old file.
 func Create(path string, capacity uint64, fpRate float64) (*FileFilter, error) {
 	m, k, err := Optimal(capacity, fpRate)
 	if err != nil {
@@ -101,25 +123,150 @@ func Create(path string, capacity uint64, fpRate float64) (*FileFilter, error) {
 	if recordSize(h.payload) > math.MaxInt {
 		return nil, argError("capacity", "too large for this platform's address space")
 	}
-	file, err := openWriter(path, os.O_CREATE)
-	if err != nil {
-		return nil, err
-	}
 	// Written dirty and without a checksum: open repairs it, so a Create cut
 	// short leaves a file that Open reads as an empty filter.
-	err = file.Truncate(0)
-	if err == nil {
-		err = file.Truncate(int64(recordSize(h.payload)))
-	}
-	if err == nil {
-		_, err = file.WriteAt(h.encode(), 0)
-	}
+	file, err := writeTemp(path, func(file *os.File) error {
+		if err := reserve(file, int64(recordSize(h.payload))); err != nil {
+			return err
+		}
+		_, err := file.WriteAt(h.encode(), 0)
+		return err
+	})
 	if err != nil {
-		file.Close()
 		return nil, err
 	}
 	return openFile(file, true)
 }
+
+// writeTemp makes a file beside path under a temporary name, locked, with
+// the mode of the file at path (0644 when there is none), has fill write
+// it, flushes it to disk, and renames it to path unless another writer
+// holds path (ErrLocked). It returns the file, which path now names, still
+// locked; on any error the temporary file is removed.
+func writeTemp(path string, fill func(*os.File) error) (file *os.File, err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	mode := os.FileMode(0o644) // CreateTemp makes 0600; keep the old file's mode
+	if fi, err := os.Stat(path); err == nil {
+		mode = fi.Mode().Perm()
+	}
+	if err := lockFile(tmp, tmp.Name()); err != nil {
+		return nil, err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		return nil, err
+	}
+	if err := fill(tmp); err != nil {
+		return nil, err
+	}
+	if err := tmp.Sync(); err != nil {
+		return nil, err
+	}
+	return replaceFile(tmp, path)
+}
+
+// writeZeros makes the empty file size bytes long by writing zeros.
+func writeZeros(file *os.File, size int64) error {
+	zeros := make([]byte, min(size, 1<<20))
+	for off := int64(0); off < size; {
+		n, err := file.WriteAt(zeros[:min(int64(len(zeros)), size-off)], off)
+		off += int64(n)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteFile writes w's encoding (any filter's WriteTo) to path as Create
+// makes its files: to a temporary file beside path, flushed to disk, then
+// renamed to path, unless another writer (a FileFilter, a FileLock) has
+// path open: then it returns an error wrapping ErrLocked and path is left
+// as it was. A crash at any moment leaves the old file or the new one,
+// whole, never a mix.
+func WriteFile(path string, w io.WriterTo) error {
+	file, err := writeTemp(path, func(file *os.File) error {
+		bw := bufio.NewWriterSize(file, 1<<20)
+		if _, err := w.WriteTo(bw); err != nil {
+			return err
+		}
+		return bw.Flush()
+	})
+	if err != nil {
+		return err
+	}
+	return file.Close()
+}
+
+// A FileLock is the writer lock a FileFilter holds on its file, for
+// programs that change a filter file of another kind (read whole, changed
+// in memory, written anew) and must exclude every other writer meanwhile:
+// FileFilters, WriteFile, Create and other FileLocks all refuse a file that
+// a FileLock holds, with ErrLocked.
+type FileLock struct {
+	path string
+	file *os.File
+}
+
+// LockFile takes the writer lock of the existing file at path. It returns
+// an error wrapping ErrLocked when another writer has the file open.
+func LockFile(path string) (*FileLock, error) {
+	file, err := openWriter(path, 0)
+	if err != nil {
+		return nil, err
+	}
+	return &FileLock{path: path, file: file}, nil
+}
+
+// File returns the locked file, to read it. It must not be written or
+// closed.
+func (l *FileLock) File() *os.File { return l.file }
+
+// Replace writes w's encoding to a temporary file beside the locked one and
+// renames it into its place, as WriteFile does; the lock then holds the new
+// file. A crash leaves the old file or the new one.
+func (l *FileLock) Replace(w io.WriterTo) error {
+	tmp, err := os.CreateTemp(filepath.Dir(l.path), "."+filepath.Base(l.path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	err = lockFile(tmp, tmp.Name())
+	if fi, serr := l.file.Stat(); err == nil && serr == nil {
+		err = tmp.Chmod(fi.Mode().Perm())
+	}
+	if err == nil {
+		bw := bufio.NewWriterSize(tmp, 1<<20)
+		if _, err = w.WriteTo(bw); err == nil {
+			err = bw.Flush()
+		}
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if err == nil {
+		var file *os.File
+		if file, err = replaceLocked(l.file, tmp, l.path); file != nil {
+			l.file = file
+		}
+	}
+	if err != nil {
+		tmp.Close()
+		return err
+	}
+	return nil
+}
+
+// Close releases the lock.
+func (l *FileLock) Close() error { return l.file.Close() }
 
 // Open opens the file-backed filter at path for reading and writing,
 // repairing it if a writer stopped without Sync (see FileFilter). It
@@ -171,9 +318,11 @@ func openFile(file *os.File, writable bool) (ff *FileFilter, err error) {
 	case err != nil:
 		return nil, err
 	case uint64(st.Size()) < size:
-		return nil, io.ErrUnexpectedEOF
+		// Checked before the file is mapped: a page past its end would
+		// fault when touched.
+		return nil, fmt.Errorf("bloom: the file is %d bytes, its header says %d: %w", st.Size(), size, io.ErrUnexpectedEOF)
 	case uint64(st.Size()) > size:
-		return nil, wrap(ErrCorrupt, "trailing bytes after the filter")
+		return nil, wrap(ErrCorrupt, fmt.Sprintf("trailing bytes after the filter: the file is %d bytes, its header says %d", st.Size(), size))
 	case size > math.MaxInt:
 		return nil, wrap(ErrTooLarge, "the file does not fit this platform's address space")
 	}

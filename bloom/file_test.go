@@ -444,3 +444,112 @@ func TestFileCrash(t *testing.T) {
 		t.Errorf("no run left a dirty file: the kills missed the time between Syncs")
 	}
 }
+
+// TestFileReplace checks that files are replaced by rename, never in place
+// and never over a writer: a reader of the old file keeps reading it whole
+// (in place, its mapping would fault past the new end), and Create,
+// WriteFile, LockFile and Open all refuse a file that a writer holds.
+func TestFileReplace(t *testing.T) {
+	switch runtime.GOOS {
+	case "plan9", "solaris", "illumos", "aix", "windows":
+		t.Skip("no file lock, or no rename of an open file, on " + runtime.GOOS)
+	}
+	bothModes(t, func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "seen.bloom")
+		ff := must(Create(path, 100_000, 0.01))
+		checkAddAll(t, ff, "old", 1000)
+		if err := ff.Close(); err != nil {
+			t.Fatal(err)
+		}
+		old := must(OpenReadOnly(path))
+		defer old.Close()
+
+		// A smaller filter replaces the file; the reader keeps the old one.
+		ff = must(Create(path, 10, 0.01))
+		checkHasAll(t, old, "old", 1000)
+		if old.NumBits() == ff.NumBits() {
+			t.Fatalf("the new filter has the old one's size")
+		}
+
+		mem := must(New(10, 0.01))
+		for _, replace := range []func() error{
+			func() error { _, err := Create(path, 10, 0.01); return err },
+			func() error { return WriteFile(path, mem) },
+			func() error { _, err := LockFile(path); return err },
+			func() error { _, err := Open(path); return err },
+		} {
+			if err := replace(); !errors.Is(err, ErrLocked) {
+				t.Errorf("while Create's filter is open: got %v; want ErrLocked", err)
+			}
+		}
+		ff.AddString("kept")
+		if err := ff.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if g := must(OpenReadOnly(path)); !g.HasString("kept") {
+			t.Errorf("a refused replace lost the writer's key")
+		}
+
+		// A FileLock excludes writers, and keeps excluding them after its
+		// Replace: the lock moves to the new file.
+		l := must(LockFile(path))
+		mem.AddString("replaced")
+		for i := range 2 {
+			if err := WriteFile(path, mem); !errors.Is(err, ErrLocked) {
+				t.Errorf("WriteFile over a FileLock (%d): got %v; want ErrLocked", i, err)
+			}
+			if _, err := Open(path); !errors.Is(err, ErrLocked) {
+				t.Errorf("Open under a FileLock (%d): got %v; want ErrLocked", i, err)
+			}
+			if err := l.Replace(mem); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+		g := must(Open(path))
+		if !g.HasString("replaced") || g.HasString("kept") && g.NumBits() != mem.NumBits() {
+			t.Errorf("after FileLock.Replace: the file does not hold the new filter")
+		}
+		g.Close()
+		if err := WriteFile(path, mem); err != nil {
+			t.Errorf("WriteFile of a free file: %v", err)
+		}
+		if tmp, _ := filepath.Glob(filepath.Join(dir, ".*.tmp")); len(tmp) > 0 {
+			t.Errorf("temporary files left behind: %v", tmp)
+		}
+	})
+}
+
+// TestFileTruncated checks that a file shorter or longer than its header
+// says is refused before it is mapped, with both lengths in the error.
+func TestFileTruncated(t *testing.T) {
+	path := tempPath(t)
+	ff := must(Create(path, 1000, 0.01))
+	size := int64(ff.EncodedSize())
+	ff.Close()
+	for _, n := range []int64{size / 2, size + 100} {
+		if err := os.Truncate(path, n); err != nil {
+			t.Fatal(err)
+		}
+		want := io.ErrUnexpectedEOF
+		if n > size {
+			want = ErrCorrupt
+		}
+		_, err := OpenReadOnly(path)
+		if !errors.Is(err, want) || !strings.Contains(err.Error(), strconv.FormatInt(n, 10)+" bytes, its header says "+strconv.FormatInt(size, 10)) {
+			t.Errorf("OpenReadOnly of a %d-byte file: got %v; want %v with both lengths", n, err, want)
+		}
+	}
+}
+
+func checkAddAll(t *testing.T, ff *FileFilter, name string, n int) {
+	t.Helper()
+	var buf []byte
+	for i := range n {
+		buf = urlKey(buf, name, i)
+		ff.Add(buf)
+	}
+}

@@ -26,10 +26,47 @@ func openWriter(path string, flag int) (*os.File, error) {
 	switch {
 	case errors.Is(err, errSharingViolation):
 		return nil, wrap(ErrLocked, path)
+	case err == syscall.ERROR_FILE_NOT_FOUND:
+		return nil, &os.PathError{Op: "open", Path: path, Err: os.ErrNotExist}
 	case err != nil:
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	return os.NewFile(uintptr(h), path), nil
+}
+
+// lockFile does nothing: on Windows the lock is the share mode a file is
+// opened with, and a new temporary file has a name nobody else knows.
+func lockFile(*os.File, string) error { return nil }
+
+// replaceFile renames tmp to path unless another writer holds path, and
+// returns path opened for writing. Windows renames no open file, so tmp is
+// closed first, and path is opened again after the rename: another writer
+// may take it in between.
+func replaceFile(tmp *os.File, path string) (*os.File, error) {
+	tmp.Close()
+	old, err := openWriter(path, 0)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+	case err != nil:
+		return nil, err
+	default:
+		old.Close()
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, err
+	}
+	return openWriter(path, 0)
+}
+
+// replaceLocked renames tmp over path, whose lock the caller holds in held,
+// and returns path opened for writing again (see replaceFile).
+func replaceLocked(held, tmp *os.File, path string) (*os.File, error) {
+	tmp.Close()
+	held.Close()
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, err
+	}
+	return openWriter(path, 0)
 }
 
 // mapFile does not map on Windows: the payload is read into memory.
