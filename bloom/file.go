@@ -125,7 +125,7 @@ func Create(path string, capacity uint64, fpRate float64) (*FileFilter, error) {
 	}
 	// Written dirty and without a checksum: open repairs it, so a Create cut
 	// short leaves a file that Open reads as an empty filter.
-	file, err := writeTemp(path, func(file *os.File) error {
+	file, err := writeTemp("create", path, func(file *os.File) error {
 		if err := reserve(file, int64(recordSize(h.payload))); err != nil {
 			return err
 		}
@@ -143,15 +143,21 @@ func Create(path string, capacity uint64, fpRate float64) (*FileFilter, error) {
 // it, flushes it to disk, and renames it to path unless another writer
 // holds path (ErrLocked). It returns the file, which path now names, still
 // locked; on any error the temporary file is removed.
-func writeTemp(path string, fill func(*os.File) error) (file *os.File, err error) {
+//
+// Errors of the temporary file name path, with op as their Op: the
+// temporary name means nothing to the caller.
+func writeTemp(op, path string, fill func(*os.File) error) (file *os.File, err error) {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return nil, err
+		return nil, renamed(op, path, err)
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
+			if !errors.Is(err, ErrLocked) {
+				err = renamed(op, path, err)
+			}
 		}
 	}()
 	mode := os.FileMode(0o644) // CreateTemp makes 0600; keep the old file's mode
@@ -171,6 +177,15 @@ func writeTemp(path string, fill func(*os.File) error) (file *os.File, err error
 		return nil, err
 	}
 	return replaceFile(tmp, path)
+}
+
+// renamed makes an *os.PathError of err, which names path.
+func renamed(op, path string, err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &os.PathError{Op: op, Path: path, Err: err}
 }
 
 // writeZeros makes the empty file size bytes long by writing zeros.
@@ -193,7 +208,7 @@ func writeZeros(file *os.File, size int64) error {
 // as it was. A crash at any moment leaves the old file or the new one,
 // whole, never a mix.
 func WriteFile(path string, w io.WriterTo) error {
-	file, err := writeTemp(path, func(file *os.File) error {
+	file, err := writeTemp("write", path, func(file *os.File) error {
 		bw := bufio.NewWriterSize(file, 1<<20)
 		if _, err := w.WriteTo(bw); err != nil {
 			return err

@@ -172,8 +172,8 @@ func newOutput(e *env, n uint64, p float64, kind string, window int, path string
 	}
 	return ff, ff.NumHashes(), func(ok bool) error {
 		if !ok {
+			os.Remove(path) // a partial filter would pass for a whole one; removed under the lock
 			ff.Close()
-			os.Remove(path) // a partial filter would pass for a whole one
 			return nil
 		}
 		return libError(cmp.Or(ff.Err(), ff.Close()))

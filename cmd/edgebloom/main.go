@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,11 @@ a file (see package redisfilter).
 build, check and add take --canonical: URLs are canonicalized (lowercase
 host, default port and fragment dropped, query sorted, tracking parameters
 dropped, ...) so that two spellings of one URL are one key.
+
+Commands that write a filter file (build, add, merge, rotate, pull) hold
+its writer lock, the one package bloom's FileFilter holds, and write a new
+file beside it that replaces it by rename: while one runs, the others
+refuse the file (exit 2), and readers see the old file or the new one.
 
 Inputs and keys are read from stdin when none are given ("-" is stdin too);
 gzip-compressed input is recognized by its first bytes. Exit status: 0 on
@@ -109,7 +115,7 @@ func run(args []string, e *env) int {
 	}
 	status := 2
 	if err == nil {
-		status, err = do(e, rest)
+		status, err = runCommand(do, e, rest)
 	} else {
 		err = fmt.Errorf("%w (run edgebloom %s -h)", err, name)
 	}
@@ -120,6 +126,27 @@ func run(args []string, e *env) int {
 		return 2
 	}
 	return status
+}
+
+// runCommand runs a command. Classic filter files are memory-mapped: when
+// another program truncates one in use, the next access past its new end
+// faults, which becomes an error of the command rather than a crash with a
+// SIGBUS dump. (Files that this program makes have their blocks reserved, so
+// a full disk is an error when they are made, not a fault.)
+func runCommand(do func(*env, []string) (int, error), e *env, args []string) (status int, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		r := recover()
+		if r == nil {
+			return
+		}
+		if _, ok := r.(interface{ Addr() uintptr }); ok { // a runtime.Error of a memory fault
+			status, err = 2, errors.New("a filter file shrank while in use (truncated by another program?); it is damaged: check it with edgebloom info")
+			return
+		}
+		panic(r)
+	}()
+	return do(e, args)
 }
 
 // errReported is the error of a command that has written its messages to

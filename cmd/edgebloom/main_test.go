@@ -295,7 +295,7 @@ func TestErrors(t *testing.T) {
 		{"missing filter", []string{"check", "nope.bloom", "k"}, "edgebloom: check: open nope.bloom: no such file or directory"},
 		{"text file", []string{"check", "text", "k"}, "edgebloom: check: text: not an edgebloom filter"},
 		{"short file", []string{"info", "short"}, "edgebloom: info: short: not an edgebloom filter (4 bytes, shorter than a header)"},
-		{"truncated", []string{"check", "truncated.bloom", "k"}, "edgebloom: check: truncated.bloom: truncated"},
+		{"truncated", []string{"check", "truncated.bloom", "k"}, "edgebloom: check: truncated.bloom: truncated: the file is 172 bytes, its header says 192"},
 		{"flipped bit", []string{"info", "flipped.bloom"}, "edgebloom: info: flipped.bloom: checksum mismatch"},
 		{"add to text", []string{"add", "text", "k"}, "edgebloom: add: text: not an edgebloom filter"},
 		{"merge one", []string{"merge", "-o", "x.bloom", "f.bloom"}, "edgebloom: merge: want at least two filters, got 1"},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 
 	"github.com/edgebloom/edgebloom/bloom"
 )
@@ -26,13 +25,16 @@ type filter interface {
 
 // A filterFile is a filter opened from a file. Classic filters are used in
 // place through bloom.FileFilter: the file is memory-mapped, and a writer
-// holds a lock on it. Other kinds are read into memory and written back
-// whole.
+// holds a lock on it. Other kinds are read into memory and, by a writer,
+// written back whole under the same lock (bloom.FileLock), which holds the
+// file from before it is read until after the new one is renamed into
+// place.
 type filterFile struct {
 	path string
 	info bloom.Info
 	f    filter
 	file *bloom.FileFilter // for classic filters, else nil
+	lock *bloom.FileLock   // for other kinds opened for writing, else nil
 }
 
 // access says what a command does with a filter file.
@@ -43,17 +45,25 @@ const (
 	readWrite
 )
 
-// inspect reads and checks the header of the filter file at path.
+// inspect reads and checks the header of the filter file at path, and
+// checks the file's length against it.
 func inspect(path string) (bloom.Info, error) {
 	fd, err := os.Open(path)
 	if err != nil {
 		return bloom.Info{}, err
 	}
 	defer fd.Close()
+	return inspectFile(fd, path)
+}
+
+// inspectFile is inspect on the open file fd. A file whose length is not
+// the one its header gives is refused here, before anything maps or reads
+// it: a mapping past the end of a file faults.
+func inspectFile(fd *os.File, path string) (bloom.Info, error) {
 	hdr := make([]byte, bloom.HeaderSize)
-	n, err := io.ReadFull(fd, hdr)
+	n, err := fd.ReadAt(hdr, 0)
 	switch {
-	case err == io.EOF || err == io.ErrUnexpectedEOF:
+	case err == io.EOF:
 		return bloom.Info{}, fmt.Errorf("%s: not an edgebloom filter (%d bytes, shorter than a header)", path, n)
 	case err != nil:
 		return bloom.Info{}, err
@@ -61,6 +71,15 @@ func inspect(path string) (bloom.Info, error) {
 	info, err := bloom.Inspect(hdr, maxBits)
 	if err != nil {
 		return info, fmt.Errorf("%s: %w", path, libError(err))
+	}
+	st, err := fd.Stat()
+	switch {
+	case err != nil:
+		return info, err
+	case uint64(st.Size()) < info.Size:
+		return info, fmt.Errorf("%s: truncated: the file is %d bytes, its header says %d", path, st.Size(), info.Size)
+	case uint64(st.Size()) > info.Size:
+		return info, fmt.Errorf("%s: the file is %d bytes, its header says %d: trailing bytes after the filter", path, st.Size(), info.Size)
 	}
 	return info, nil
 }
@@ -83,22 +102,35 @@ func load(path string, mode access) (*filterFile, error) {
 		}
 		return &filterFile{path: path, info: info, f: f, file: f}, nil
 	}
-	fd, err := os.Open(path)
-	if err != nil {
+	ff := &filterFile{path: path}
+	var fd *os.File
+	if mode == readWrite {
+		if ff.lock, err = bloom.LockFile(path); err != nil {
+			return nil, fileError(path, err)
+		}
+		fd = ff.lock.File()
+		// What is read is the file locked, which a writer may have
+		// replaced since inspect.
+		if info, err = inspectFile(fd, path); err != nil {
+			ff.close()
+			return nil, err
+		}
+	} else if fd, err = os.Open(path); err != nil {
 		return nil, err
+	} else {
+		defer fd.Close()
 	}
-	defer fd.Close()
-	r := bufio.NewReaderSize(fd, 1<<20)
-	var f filter
+	ff.info = info
+	r := bufio.NewReaderSize(io.NewSectionReader(fd, 0, int64(info.Size)+1), 1<<20)
 	switch info.Kind {
 	case "counting":
-		f, err = bloom.DecodeCounting(r, maxBits)
+		ff.f, err = bloom.DecodeCounting(r, maxBits)
 	case "scalable":
-		f, err = bloom.DecodeScalable(r, maxBits)
+		ff.f, err = bloom.DecodeScalable(r, maxBits)
 	case "window":
-		f, err = bloom.DecodeWindow(r, maxBits)
+		ff.f, err = bloom.DecodeWindow(r, maxBits)
 	case "blocked":
-		f, err = bloom.DecodeBlocked(r, maxBits)
+		ff.f, err = bloom.DecodeBlocked(r, maxBits)
 	default:
 		err = fmt.Errorf("%s filters are not supported", info.Kind)
 	}
@@ -108,9 +140,10 @@ func load(path string, mode access) (*filterFile, error) {
 		}
 	}
 	if err != nil {
+		ff.close()
 		return nil, fileError(path, err)
 	}
-	return &filterFile{path: path, info: info, f: f}, nil
+	return ff, nil
 }
 
 // fileError describes an error of reading the filter file at path.
@@ -129,54 +162,43 @@ func fileError(path string, err error) error {
 }
 
 // save makes the changes to the filter durable: Sync for a file-backed
-// filter, else the whole filter written anew.
+// filter, else the whole filter written to a new file that replaces the
+// locked one.
 func (ff *filterFile) save() error {
 	if ff.file != nil {
 		return libError(cmp.Or(ff.file.Err(), ff.file.Sync()))
 	}
-	return writeFileAtomic(ff.path, ff.f.(io.WriterTo))
+	if err := ff.lock.Replace(ff.f.(io.WriterTo)); err != nil {
+		return fmt.Errorf("writing %s: %w", ff.path, libError(err))
+	}
+	return nil
 }
 
 // close releases the file and its lock; it is the end of a read.
 func (ff *filterFile) close() error {
-	if ff.file != nil {
+	switch {
+	case ff.file != nil:
 		return libError(ff.file.Close())
+	case ff.lock != nil:
+		return ff.lock.Close()
 	}
 	return nil
 }
 
 // writeFileAtomic writes f's encoding to a temporary file beside path and
 // renames it into place, so that a crash leaves either the old file or the
-// new one, never half of one.
+// new one, never half of one, unless another writer holds path: then path
+// is left as it was and the error says so.
 func writeFileAtomic(path string, f io.WriterTo) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
+	err := bloom.WriteFile(path, f)
+	var pe *os.PathError
+	switch {
+	case errors.Is(err, bloom.ErrLocked):
+		return fileError(path, err)
+	case errors.As(err, &pe) && pe.Path == path:
 		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	mode := os.FileMode(0o644)  // CreateTemp makes 0600; keep the old file's mode
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
-	err = tmp.Chmod(mode)
-	w := bufio.NewWriterSize(tmp, 1<<20)
-	if err == nil {
-		_, err = f.WriteTo(w)
-	}
-	if err == nil {
-		err = w.Flush()
-	}
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+	case err != nil:
+		return fmt.Errorf("writing %s: %w", path, libError(err))
 	}
 	return nil
 }
