@@ -12,3 +12,6 @@ export {
 export { BlockedBloomFilter } from './blocked.js';
 export { ShardedBloomFilter, fromBytes } from './sharded.js';
 export { canonicalURL } from './canonical.js';
+// Internal, for tests of what happens after the engine stopped (the edge
+// service's Durable Object test hook): not part of the documented API.
+export { _crashEngine } from './core.js';

@@ -114,12 +114,33 @@ function notInitialized() {
   return codedError(Error, 'ERR_NOT_INITIALIZED', 'edgebloom: call "await init()" before using the module');
 }
 
-function engineExited() {
-  return codedError(
+function engineExited(cause) {
+  const err = codedError(
     Error,
     'ERR_ENGINE_EXITED',
     'edgebloom: the engine has stopped and its filters are gone; call init() to start a fresh engine',
   );
+  if (cause !== undefined) err.cause = cause;
+  return err;
+}
+
+// dead reports whether engine e has stopped, and marks it so once its Go
+// program exited (which may have happened in a call nobody checked, such
+// as a free() run by the FinalizationRegistry).
+function dead(e) {
+  if (!e.dead && e.go.exited) e.dead = true;
+  return e.dead;
+}
+
+// lost is the error for an exception thrown out of a call into engine e.
+// The exports never throw while Go runs (they return a status), so any
+// exception means the instance broke mid-call: Go exited and its glue threw
+// (a TypeError from a write to the dead instance's memory), or the wasm
+// trapped. Either way the instance cannot be trusted again: it is marked
+// dead, and the caller gets ERR_ENGINE_EXITED, whatever was thrown.
+function lost(e, err) {
+  e.dead = true;
+  return engineExited(err);
 }
 
 // A global object for Go's wasm_exec.js that reads through to the real one
@@ -166,7 +187,7 @@ async function toModule(source) {
  * @param {object} [extraGlobals] globals Go needs that this runtime lacks
  */
 export function start(source, defaultSource, extraGlobals) {
-  if (engine && !engine.dead) return Promise.resolve();
+  if (engine && !dead(engine)) return Promise.resolve();
   if (!starting) {
     starting = instantiate(source, defaultSource, extraGlobals).then(
       (e) => {
@@ -211,7 +232,7 @@ async function instantiate(source, defaultSource, extraGlobals) {
 
 function live() {
   if (!engine) throw notInitialized();
-  if (engine.dead) throw engineExited();
+  if (dead(engine)) throw engineExited();
   return engine;
 }
 
@@ -232,20 +253,46 @@ function keyView(e) {
 // check turns a negative status into a thrown error, and notices a Go
 // program that exited: its answer is garbage, and every filter is gone.
 function check(e, status) {
-  if (e.go.exited) {
-    e.dead = true;
-    throw engineExited();
-  }
+  if (dead(e)) throw engineExited();
   if (status >= 0) return status;
-  const ptr = e.eb(OP_ERROR_PTR, 0, 0, 0, 0, 0, 0, 0, 0) >>> 0;
-  const len = e.eb(OP_ERROR_LEN, 0, 0, 0, 0, 0, 0, 0, 0);
+  const ptr = eb(e, OP_ERROR_PTR) >>> 0;
+  const len = eb(e, OP_ERROR_LEN);
   const message = decoder.decode(mem(e).subarray(ptr, ptr + len));
   const code = ERROR_CODES[status] ?? 'ERR_INTERNAL';
   throw codedError(code === 'ERR_ARG' ? RangeError : Error, code, message);
 }
 
+// eb calls the eb export of a live engine; an exception out of it means
+// the engine is gone (see lost).
+function eb(e, op, h = 0, a = 0, b = 0, c = 0, d = 0, f = 0, x = 0, y = 0) {
+  if (dead(e)) throw engineExited();
+  try {
+    return e.eb(op, h, a, b, c, d, f, x, y);
+  } catch (err) {
+    throw lost(e, err);
+  }
+}
+
 function call(e, op, h = 0, a = 0, b = 0, c = 0, d = 0, f = 0, x = 0, y = 0) {
-  return check(e, e.eb(op, h, a, b, c, d, f, x, y));
+  return check(e, eb(e, op, h, a, b, c, d, f, x, y));
+}
+
+// keyCall and keysCall call the hot exports as eb calls eb. Their callers
+// have checked the engine is alive (Filter's #engine) just before.
+function keyCall(e, add, h, off, n) {
+  try {
+    return e.key(add, h, off, n);
+  } catch (err) {
+    throw lost(e, err);
+  }
+}
+
+function keysCall(e, add, h, count, lens, text, end, utf16) {
+  try {
+    return e.keys(add, h, count, lens, text, end, 0, utf16);
+  } catch (err) {
+    throw lost(e, err);
+  }
 }
 
 // scratch makes the scratch buffer at least size bytes and returns its address.
@@ -340,7 +387,7 @@ function stringBatch(e, add, h, keys, i, j, chars, results) {
   for (let k = 0; k < count; k++) u32[at + k] = keys[i + k].length;
   // All ASCII (most URLs): the lengths are byte lengths already.
   const utf16 = end - keyStart === chars ? 0 : 1;
-  const status = e.keys(add, h, count, lens, keyStart, end, 0, utf16);
+  const status = keysCall(e, add, h, count, lens, keyStart, end, utf16);
   if (status === ERR_SPLIT && !e.go.exited) return false;
   if (status < 0 || e.go.exited) check(e, status);
   const res = mem(e);
@@ -362,7 +409,7 @@ function bytesBatch(e, add, h, keys, i, j, bytes, results) {
     u32[at + k] = n;
     off += n;
   }
-  const status = e.keys(add, h, count, lens, keyStart, off, 0, 0);
+  const status = keysCall(e, add, h, count, lens, keyStart, off, 0);
   if (status < 0 || e.go.exited) check(e, status);
   const res = mem(e);
   for (let k = 0; k < count; k++) results[i + k] = res[base + k] === 1;
@@ -404,8 +451,15 @@ function batchOp(e, add, h, keys) {
 const registry =
   typeof FinalizationRegistry === 'undefined'
     ? null
-    : new FinalizationRegistry(({ handle, e }) => {
-        if (!e.dead) e.eb(OP_FREE, handle, 0, 0, 0, 0, 0, 0, 0);
+    : new FinalizationRegistry(({ handle, e, op = OP_FREE }) => {
+        // A finalizer must not throw: a dead engine has nothing to free,
+        // and one that dies here is marked dead for the next call to see.
+        if (dead(e)) return;
+        try {
+          e.eb(op, handle, 0, 0, 0, 0, 0, 0, 0);
+        } catch {
+          e.dead = true;
+        }
       });
 
 /** Internal: the token that lets a filter class reach the Filter constructor. */
@@ -479,7 +533,7 @@ export class Filter {
   #engine() {
     const e = this.#e;
     if (this.#handle === 0) throw freed();
-    if (e.dead) throw engineExited();
+    if (dead(e)) throw engineExited();
     return e;
   }
 
@@ -496,7 +550,7 @@ export class Filter {
    */
   add(key) {
     const e = this.#engine();
-    const status = e.key(1, this.#handle, 0, putKey(e, key));
+    const status = keyCall(e, 1, this.#handle, 0, putKey(e, key));
     if (status < 0 || e.go.exited) check(e, status);
     return status === 1;
   }
@@ -504,7 +558,7 @@ export class Filter {
   /** @param {string | Uint8Array} key */
   has(key) {
     const e = this.#engine();
-    const status = e.key(0, this.#handle, 0, putKey(e, key));
+    const status = keyCall(e, 0, this.#handle, 0, putKey(e, key));
     if (status < 0 || e.go.exited) check(e, status);
     return status === 1;
   }
@@ -641,7 +695,14 @@ export class Filter {
   free() {
     if (this.#handle === 0) return;
     const e = this.#e;
-    if (!e.dead) e.eb(OP_FREE, this.#handle, 0, 0, 0, 0, 0, 0, 0);
+    // free() never throws: on a dead engine it has nothing to free.
+    if (!dead(e)) {
+      try {
+        e.eb(OP_FREE, this.#handle, 0, 0, 0, 0, 0, 0, 0);
+      } catch {
+        e.dead = true;
+      }
+    }
     registry?.unregister(this);
     this.#handle = 0;
   }
@@ -836,6 +897,19 @@ export function _liveFilters() {
  */
 export function _crashEngine() {
   call(live(), OP_CRASH);
+}
+
+/**
+ * Internal, for tests: stops the engine from inside a FinalizationRegistry
+ * callback, as a free() of a dropped filter does when the Go program dies
+ * in it, after the next garbage collection that finds the returned object
+ * unreachable. No call is being checked then: the next call must notice.
+ * @returns {object} drop it, then collect garbage
+ */
+export function _crashEngineInFinalizer() {
+  const token = {};
+  registry.register(token, { handle: 0, e: live(), op: OP_CRASH });
+  return token;
 }
 
 /** Internal: the size of the engine's linear memory in bytes. */

@@ -12,11 +12,20 @@ export type WasmSource = URL | string | Response | BufferSource | WebAssembly.Mo
 /**
  * Loads and starts the WebAssembly engine. Call it once before anything
  * else; later calls return at once. A failed call leaves the module as it
- * was, so it can be called again. Should the engine ever stop (the Go
- * program exits, which no documented input makes it do), every later call
- * throws an Error with code "ERR_ENGINE_EXITED", never a wrong answer, and
- * init() starts a fresh engine; filters of the stopped engine are gone and
- * keep throwing ERR_ENGINE_EXITED (save them with toBytes() to keep them).
+ * was, so it can be called again.
+ *
+ * Should the engine ever stop (the Go program exits, which no documented
+ * input makes it do; or the host breaks the instance, wherever that
+ * happens, a FinalizationRegistry callback included), every later call, on
+ * any filter or constructor, checks first and throws an Error with code
+ * "ERR_ENGINE_EXITED", never a wrong answer and never the TypeError or
+ * RuntimeError the broken instance raised (that one is the error's
+ * `cause`). free() on such a filter does nothing and never throws. The
+ * filters of the stopped engine are gone and keep throwing
+ * ERR_ENGINE_EXITED; init() then starts a fresh engine, into which saved
+ * bytes load again. A long-lived holder (a Durable Object) recovers with:
+ * catch the code, drop its filters, `await init()`, reload with fromBytes
+ * and retry once.
  *
  * - Works in node: yes (reads edgebloom.wasm next to the module; `source` optional).
  * - Works in browser: yes (fetches edgebloom.wasm next to the module with
