@@ -92,8 +92,11 @@ lint_go() {
 #   allows exactly the wasm features Go's output uses. It takes 10-30 s, so
 #   its output is kept in .cache/wasm-opt under the sha256 of its input, and
 #   a rebuild of the same Go code reuses it.
+# The budget grew by 3 kB gzipped for the operations that let a classic
+# filter be stored by what changes (batch add with the bits it set, byte
+# ranges of the encoding, constant-time parameters, one-pass stats).
 max_raw=2000000
-max_gz=600000
+max_gz=603000
 wasm_opt_flags=(-Oz --mvp-features --enable-mutable-globals --enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int)
 
 build_wasm() {

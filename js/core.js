@@ -31,6 +31,11 @@ const OP_LIVE = 21;
 const OP_ROTATE = 22;
 const OP_CRASH = 23;
 const OP_FROM_PARQUET = 24;
+const OP_PARAMS = 25;
+const OP_ADD_CHANGES = 26;
+const OP_APPLY_CHANGES = 27;
+const OP_READ_BYTES = 28;
+const OP_WRITE_PAYLOAD = 29;
 
 const KIND_CLASSIC = 1;
 const KIND_COUNTING = 2;
@@ -79,6 +84,10 @@ const STAT_KIND = 10;
 const STAT_LAYERS = 11;
 const STAT_ENCODED_SIZE = 12;
 const NUM_STATS = 13;
+// What changes as a filter takes keys, read afresh on every get: the count,
+// and for a scalable filter, which grows by layers, its size too.
+const CHANGING = [STAT_COUNT];
+const GROWING = [STAT_BITS, STAT_CAPACITY, STAT_ENCODED_SIZE, STAT_LAYERS];
 
 /** The largest filter the WebAssembly engine makes or loads: 2^32 bits (512 MiB). */
 export const MAX_BITS = 2 ** 32;
@@ -520,6 +529,10 @@ function freed() {
 export class Filter {
   #handle = 0;
   #e; // the engine that holds this filter
+  // The statistics that take constant time, read once when the filter is
+  // made or loaded (OP_PARAMS); see CHANGING and GROWING for those that
+  // are read again.
+  #params;
 
   constructor(token, kind, explicit, a, b, handle, generations = 0) {
     if (token !== CONSTRUCT) throw new TypeError('edgebloom: illegal constructor');
@@ -527,6 +540,23 @@ export class Filter {
     this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, generations, 0, 0, a, b);
     this.#e = e;
     registry?.register(this, { handle: this.#handle, e }, this);
+    this.#params = this.#readParams();
+  }
+
+  #readParams() {
+    const e = this.#engine();
+    const base = scratch(e, 8 * NUM_STATS);
+    call(e, OP_PARAMS, this.#handle, 0);
+    return new Float64Array(mem(e).buffer, base, NUM_STATS).slice();
+  }
+
+  // param returns a statistic that takes constant time: from the cache, or
+  // from the engine when it changes.
+  #param(i) {
+    const p = this.#params;
+    if (CHANGING.includes(i) || (p[STAT_KIND] === KIND_SCALABLE && GROWING.includes(i))) return this.#readParams()[i];
+    this.#engine();
+    return p[i];
   }
 
   // engine returns the engine after checking this filter is still live.
@@ -600,17 +630,20 @@ export class Filter {
     return call(e, op, this.#handle, other.#handle);
   }
 
+  // kind, bits, hashes, count, capacity, errorRate, byteLength and layers
+  // take constant time; setBits, estimatedCount, fillRatio,
+  // estimatedErrorRate and overCapacity pass over the bits once.
   get kind() {
-    return KIND_NAMES[this.#stat(STAT_KIND)];
+    return KIND_NAMES[this.#param(STAT_KIND)];
   }
   get bits() {
-    return this.#stat(STAT_BITS);
+    return this.#param(STAT_BITS);
   }
   get hashes() {
-    return this.#stat(STAT_HASHES);
+    return this.#param(STAT_HASHES);
   }
   get count() {
-    return this.#stat(STAT_COUNT);
+    return this.#param(STAT_COUNT);
   }
   get setBits() {
     return this.#stat(STAT_SET_BITS);
@@ -625,19 +658,19 @@ export class Filter {
     return this.#stat(STAT_ESTIMATED_FPR);
   }
   get capacity() {
-    return this.#stat(STAT_CAPACITY);
+    return this.#param(STAT_CAPACITY);
   }
   get errorRate() {
-    return this.#stat(STAT_TARGET_FPR);
+    return this.#param(STAT_TARGET_FPR);
   }
   get overCapacity() {
     return this.#stat(STAT_OVER_CAPACITY) === 1;
   }
   get byteLength() {
-    return this.#stat(STAT_ENCODED_SIZE);
+    return this.#param(STAT_ENCODED_SIZE);
   }
   _layers() {
-    return this.#stat(STAT_LAYERS);
+    return this.#param(STAT_LAYERS);
   }
 
   /** All statistics in one object. */
@@ -661,6 +694,131 @@ export class Filter {
       layers: s[STAT_LAYERS],
       byteLength: s[STAT_ENCODED_SIZE],
     };
+  }
+
+  // The classic filter's changes and byte ranges (BloomFilter exposes them;
+  // see index.d.ts and wasm/changes.go).
+
+  _addManyChanges(keys) {
+    const e = this.#engine();
+    if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
+    // Every key is checked before any is added: a bad key adds nothing.
+    for (const key of keys) maxKeyBytes(key);
+    const added = new Array(keys.length);
+    const parts = [];
+    let total = 0;
+    let i = 0;
+    while (i < keys.length) {
+      let j = i;
+      let bytes = 0;
+      while (j < keys.length) {
+        const need = maxKeyBytes(keys[j]) + 5;
+        if (j > i && bytes + need > BATCH_BYTES) break;
+        bytes += need;
+        j++;
+      }
+      const count = j - i;
+      const [lens, keyStart] = layout(count);
+      const base = scratch(e, keyStart + bytes);
+      const u8 = mem(e);
+      const u32 = mem32(e);
+      let off = keyStart;
+      for (let k = 0; k < count; k++) {
+        const n = writeKey(u8, base, off, keys[i + k]);
+        u32[((base + lens) >>> 2) + k] = n;
+        off += n;
+      }
+      const n = call(e, OP_ADD_CHANGES, this.#handle, count, lens, keyStart, off);
+      const res = mem(e);
+      for (let k = 0; k < count; k++) added[i + k] = res[base + k] === 1;
+      const ptr = call(e, OP_OUTPUT_PTR) >>> 0;
+      parts.push(new Uint32Array(res.buffer.slice(ptr, ptr + 4 * n)));
+      call(e, OP_OUTPUT_RELEASE);
+      total += n;
+      i = j;
+    }
+    let changed = parts.length === 1 ? parts[0] : new Uint32Array(total);
+    if (parts.length !== 1) {
+      let at = 0;
+      for (const part of parts) {
+        changed.set(part, at);
+        at += part.length;
+      }
+    }
+    return { added, changed, count: this.count };
+  }
+
+  _applyChanges(changes) {
+    const e = this.#engine();
+    options(changes, 'applyChanges');
+    const { changed, count } = changes;
+    if (!(changed instanceof Uint32Array) && !Array.isArray(changed)) {
+      throw new TypeError('edgebloom: "changed" must be a Uint32Array or an array of bit positions');
+    }
+    if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) {
+      throw new RangeError(`edgebloom: "count" must be an integer >= 0, got ${count}`);
+    }
+    // Checked whole before any bit is set, so a bad position changes nothing.
+    const bits = this.bits;
+    for (const p of changed) {
+      if (!Number.isInteger(p) || p < 0 || p >= bits) {
+        throw codedError(RangeError, 'ERR_ARG', `edgebloom: a position must be an integer from 0 to ${bits - 1}, got ${p}`);
+      }
+    }
+    const piece = BATCH_BYTES / 4;
+    let i = 0;
+    do {
+      const n = Math.min(piece, changed.length - i);
+      const base = scratch(e, 4 * n);
+      const u32 = mem32(e);
+      for (let k = 0; k < n; k++) u32[(base >>> 2) + k] = changed[i + k];
+      call(e, OP_APPLY_CHANGES, this.#handle, 0, n, 0, 0, 0, count);
+      i += n;
+    } while (i < changed.length);
+  }
+
+  // range checks [start, end) against the encoding's length and returns it.
+  #range(start, end, what) {
+    const size = this.byteLength;
+    const ok = (v) => Number.isSafeInteger(v) && v >= 0 && v <= size;
+    if (!ok(start) || !ok(end) || start > end) {
+      throw codedError(RangeError, 'ERR_ARG', `edgebloom: ${what}: the range [${start}, ${end}) must lie inside the encoding of ${size} bytes`);
+    }
+    return size;
+  }
+
+  _readBytes(start, end = this.byteLength) {
+    const e = this.#engine();
+    this.#range(start, end, 'readBytes');
+    const out = new Uint8Array(end - start);
+    // In pieces of at most BATCH_BYTES, so the engine never holds a copy
+    // of the filter.
+    for (let lo = start; lo < end; lo += BATCH_BYTES) {
+      const hi = Math.min(end, lo + BATCH_BYTES);
+      const base = scratch(e, hi - lo);
+      call(e, OP_READ_BYTES, this.#handle, 0, 0, 0, 0, 0, lo, hi);
+      out.set(mem(e).subarray(base, base + hi - lo), lo - start);
+    }
+    return out;
+  }
+
+  _writeBytes(start, bytes) {
+    const e = this.#engine();
+    if (!(bytes instanceof Uint8Array)) throw new TypeError('edgebloom: writeBytes takes a Uint8Array');
+    const size = this.#range(start, start + bytes.length, 'writeBytes');
+    if (start < HEADER_SIZE || start + bytes.length > size - CHECKSUM_SIZE) {
+      throw codedError(RangeError, 'ERR_ARG', `edgebloom: writeBytes: only the payload, bytes [${HEADER_SIZE}, ${size - CHECKSUM_SIZE}), can be written`);
+    }
+    // The last piece first: only it can hold bits beyond m, which are
+    // refused, so a refused write changes nothing.
+    const pieces = [];
+    for (let lo = 0; lo < bytes.length; lo += BATCH_BYTES) pieces.unshift(lo);
+    for (const lo of pieces) {
+      const piece = bytes.subarray(lo, lo + BATCH_BYTES);
+      const base = scratch(e, piece.length);
+      mem(e).set(piece, base);
+      call(e, OP_WRITE_PAYLOAD, this.#handle, piece.length, 0, 0, 0, 0, start - HEADER_SIZE + lo);
+    }
   }
 
   /** Removes every key. */
@@ -759,6 +917,25 @@ export class BloomFilter extends Filter {
   }
   positions(key) {
     return this._positions(key);
+  }
+  /**
+   * addMany that also says which bits it set: changed holds the position of
+   * every bit that turned from 0 to 1, and count is the filter's count after.
+   */
+  addManyChanges(keys) {
+    return this._addManyChanges(keys);
+  }
+  /** Sets the bits addManyChanges reported, and the count it gave, on another copy. */
+  applyChanges(changes) {
+    this._applyChanges(changes);
+  }
+  /** Bytes [start, end) of toBytes(), without encoding the whole filter. */
+  readBytes(start, end) {
+    return this._readBytes(start, end);
+  }
+  /** Replaces bytes of the payload, from byte start of the encoding; the count is unchanged. */
+  writeBytes(start, bytes) {
+    this._writeBytes(start, bytes);
   }
   /** Adds every key of other; both must have the same bits, hashes and seed. */
   union(other) {

@@ -119,8 +119,13 @@ export interface Filter {
   addMany(keys: Key[]): boolean[];
   /** has() for many keys, in one crossing into the engine per megabyte of keys. */
   hasMany(keys: Key[]): boolean[];
-  /** All statistics in one call. */
+  /** All statistics in one call, from one pass over the bits. */
   stats(): FilterStats;
+  /**
+   * kind, bits, hashes, count, capacity, errorRate and byteLength take constant
+   * time (read when the filter is made or loaded); setBits, estimatedCount,
+   * fillRatio, estimatedErrorRate and overCapacity pass over the bits once each.
+   */
   readonly kind: 'classic' | 'counting' | 'scalable' | 'window' | 'blocked';
   /** m: bits (counters for a counting filter; all layers for a scalable one). */
   readonly bits: number;
@@ -154,6 +159,16 @@ export interface Filter {
   [Symbol.dispose](): void;
 }
 
+/** What addManyChanges() changed, for applyChanges(). */
+export interface FilterChanges {
+  /** One answer a key, as addMany() gives it. */
+  added?: boolean[];
+  /** The position of every bit that turned from 0 to 1. */
+  changed: Uint32Array | number[];
+  /** The filter's count after the adds. */
+  count: number;
+}
+
 /** A classic Bloom filter. */
 export interface BloomFilter extends Filter {}
 export class BloomFilter {
@@ -172,6 +187,36 @@ export class BloomFilter {
   static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: FromBytesOptions): BloomFilter;
   /** The k bit positions of key, in probe order (what Go's Locations returns). */
   positions(key: Key): number[];
+  /**
+   * addMany() that also reports what it changed: the position of every bit that
+   * turned from 0 to 1 (each once; none for keys already present) and the count
+   * after, so that a copy kept elsewhere can be brought up to date with
+   * applyChanges() at the cost of the change, not of the filter (Go: AddChanges).
+   * Every key is checked first: a TypeError means nothing was added.
+   */
+  addManyChanges(keys: Key[]): FilterChanges;
+  /**
+   * Sets the bits of changes and makes count its count. Replaying the changes of
+   * a run of adds, in order, on a copy from before them gives the filter after
+   * them; replaying one twice changes nothing more (Go: ApplyChanges).
+   * @throws {RangeError} code "ERR_ARG" for a position ≥ bits or a bad count; nothing changes.
+   */
+  applyChanges(changes: FilterChanges): void;
+  /**
+   * Bytes [start, end) (end defaults to byteLength) of toBytes(), without
+   * encoding the filter: the payload is copied from the bits, the header made
+   * from the parameters, and the checksum, when the range reaches it, hashed over
+   * the bits without a copy (Go: ReadAt).
+   * @throws {RangeError} code "ERR_ARG" for a range outside [0, byteLength].
+   */
+  readBytes(start: number, end?: number): Uint8Array<ArrayBuffer>;
+  /**
+   * Replaces bytes of the payload, which starts at byte 64 of toBytes() and ends 8
+   * bytes before its end, from byte start; count is unchanged (Go: WritePayloadAt).
+   * @throws {RangeError} code "ERR_ARG" for a range outside the payload; {Error} code
+   *   "ERR_CORRUPT" for bits set beyond m. Either way nothing changes.
+   */
+  writeBytes(start: number, bytes: Uint8Array): void;
   /** Adds every key of other. @throws {Error} code "ERR_INCOMPATIBLE" when bits, hashes or seed differ. */
   union(other: BloomFilter): void;
   /** Keeps only the bits also set in other. @throws {Error} code "ERR_INCOMPATIBLE". */

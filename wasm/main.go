@@ -64,16 +64,12 @@ type filter interface {
 	Has([]byte) bool
 	NumBits() uint64
 	Count() uint64
-	SetBits() uint64
-	FillRatio() float64
-	EstimatedCount() float64
-	EstimatedFPR() float64
 	Capacity() uint64
 	TargetFPR() float64
-	OverCapacity() bool
 	Clear()
 	EncodedSize() uint64
 	WriteTo(io.Writer) (int64, error)
+	Stats() bloom.Stats // every statistic from one pass over the bits
 }
 
 var (
@@ -205,6 +201,11 @@ const (
 	opRotate        = 22 // rotate window h
 	opCrash         = 23 // exit the Go program as a panic outside recover would (tests use it)
 	opFromParquet   = 24 // a blocked filter from the Parquet bitset scratch[0:a] bounded by x; returns a handle
+	opParams        = 25 // write the constant-time stats of h as float64 at a, the others 0
+	opAddChanges    = 26 // add a keys (lengths at b, text scratch[c:d]) to classic h; positions set to the output buffer
+	opApplyChanges  = 27 // set the b positions (uint32) at scratch[a:] in classic h, and its count to x
+	opReadBytes     = 28 // copy bytes [x, y) of classic h's encoding to scratch[0:]
+	opWritePayload  = 29 // write scratch[0:a] to classic h's payload from byte x
 )
 
 // Stats written by opStats, in this order.
@@ -294,6 +295,16 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 		return positions(f, a, b, uint32(c))
 	case opStats:
 		return stats(f, uint32(a))
+	case opParams:
+		return params(f, uint32(a))
+	case opAddChanges:
+		return addChanges(f, uint32(a), uint32(b), uint32(c), uint32(d))
+	case opApplyChanges:
+		return applyChanges(f, uint32(a), uint32(b), x)
+	case opReadBytes:
+		return readBytes(f, x, y)
+	case opWritePayload:
+		return writePayload(f, uint32(a), x)
 	case opUnion, opIntersect, opEqual:
 		return combine(op, f, a)
 	case opClear:
@@ -404,30 +415,15 @@ func stats(f filter, out uint32) int32 {
 	if out%8 != 0 || uint64(out)+8*numStats > uint64(len(scratch)) {
 		return fail(errArg, "edgebloom: stats outside the scratch buffer")
 	}
+	params(f, out)
 	s := (*[numStats]float64)(unsafe.Pointer(&scratch[out]))
-	s[statBits] = float64(f.NumBits())
-	s[statCount] = float64(f.Count())
-	s[statSetBits] = float64(f.SetBits())
-	s[statEstimatedCount] = f.EstimatedCount()
-	s[statFillRatio] = f.FillRatio()
-	s[statEstimatedFPR] = f.EstimatedFPR()
-	s[statCapacity] = float64(f.Capacity())
-	s[statTargetFPR] = f.TargetFPR()
-	s[statOverCapacity] = float64(b2i(f.OverCapacity()))
-	s[statEncodedSize] = float64(f.EncodedSize())
-	s[statLayers] = 1
-	switch f := f.(type) {
-	case *bloom.Filter:
-		s[statKind], s[statHashes] = kindClassic, float64(f.NumHashes())
-	case *bloom.CountingFilter:
-		s[statKind], s[statHashes] = kindCounting, float64(f.NumHashes())
-	case *bloom.ScalableFilter:
-		s[statKind], s[statHashes], s[statLayers] = kindScalable, 0, float64(f.Layers())
-	case *bloom.WindowFilter:
-		s[statKind], s[statHashes], s[statLayers] = kindWindow, float64(f.NumHashes()), float64(f.Generations())
-	case *bloom.BlockedFilter:
-		s[statKind], s[statHashes] = kindBlocked, float64(f.NumHashes())
-	}
+	// One pass over the bits for all of them (each method passes once).
+	st := f.Stats()
+	s[statSetBits] = float64(st.SetBits)
+	s[statEstimatedCount] = st.EstimatedCount
+	s[statFillRatio] = st.FillRatio
+	s[statEstimatedFPR] = st.EstimatedFPR
+	s[statOverCapacity] = float64(b2i(st.OverCapacity))
 	return numStats
 }
 
