@@ -9,22 +9,26 @@
 #   test-redis the Redis filter (redisfilter/) against a real redis-server
 #   test-js    Node tests of the npm module (js/test)
 #   test-e2e   headless Chromium and workerd tests (e2e/)
+#   test-ecosystem  the packed package in other Node versions, Bun, Deno,
+#              edge-runtime, Vite, webpack and tsc (e2e/ecosystem/)
 #   test-worker  the Cloudflare Worker (worker/): Go handler tests and workerd tests
 set -euo pipefail
 cd "$(dirname "$0")"
 
 log() { printf '\n==> %s\n' "$*"; }
 
-# npm ci when node_modules is missing or older than package-lock.json (the
-# hidden lockfile npm writes into node_modules is its install record), so a
-# fresh clone or a changed lockfile installs once and later runs skip it.
-# npm is global, so running this from inside "npm test" is safe.
+# npm ci in dir (default .) when its node_modules is missing or older than
+# its package-lock.json (the hidden lockfile npm writes into node_modules is
+# its install record), so a fresh clone or a changed lockfile installs once
+# and later runs skip it. npm is global, so running this from inside
+# "npm test" is safe.
 ensure_node_modules() {
-	if [ -f node_modules/.package-lock.json ] && ! [ package-lock.json -nt node_modules/.package-lock.json ]; then
+	local dir=${1:-.}
+	if [ -f "$dir/node_modules/.package-lock.json" ] && ! [ "$dir/package-lock.json" -nt "$dir/node_modules/.package-lock.json" ]; then
 		return 0
 	fi
-	log "npm ci"
-	npm ci --no-audit --no-fund
+	log "npm ci${1:+ (in $dir)}"
+	(cd "$dir" && npm ci --no-audit --no-fund)
 }
 
 # System programs the tests run, as "command Debian-package" pairs: e2e/
@@ -58,8 +62,12 @@ ensure_system_packages() {
 	DEBIAN_FRONTEND=noninteractive apt-get install -y "${missing[@]}"
 }
 
+# e2e/ecosystem/ has its own package.json: the runtimes, bundlers and Node
+# versions the ecosystem tests load the package in (about 800 MB), kept out
+# of the library's devDependencies.
 setup() {
 	ensure_node_modules
+	ensure_node_modules e2e/ecosystem
 	ensure_system_packages
 }
 
@@ -203,7 +211,15 @@ test_js() {
 
 test_e2e() {
 	log "browser and workerd tests (e2e)"
-	node --test --test-concurrency=1 --test-reporter=spec e2e/
+	node --test --test-concurrency=1 --test-reporter=spec e2e/*.test.js
+}
+
+# The packed package in Node 20.19/22.12/26, Bun, Deno, Vercel's
+# edge-runtime, Vite 7 and 8, webpack 5 and tsc (e2e/ecosystem/). About
+# 30 s of mostly waiting on child processes and Chromium.
+test_ecosystem() {
+	log "ecosystem tests (e2e/ecosystem)"
+	node --test --test-reporter=spec e2e/ecosystem/
 }
 
 test_worker() {
@@ -224,12 +240,25 @@ test-go) setup && test_go ;;
 test-redis) setup && test_redis ;;
 test-js) setup && build_wasm && test_js ;;
 test-e2e) setup && build_wasm && test_e2e ;;
+test-ecosystem) setup && build_wasm && test_ecosystem ;;
 test-worker) setup && build_wasm && test_worker ;;
 test)
 	setup
 	test_go
 	build_wasm
-	test_js
+	# The ecosystem suite mostly waits on child processes, so it runs beside
+	# the Node tests; its output follows theirs.
+	ecosystem_log=$(mktemp)
+	test_ecosystem >"$ecosystem_log" 2>&1 &
+	ecosystem_pid=$!
+	js_status=0
+	test_js || js_status=$?
+	ecosystem_status=0
+	wait "$ecosystem_pid" || ecosystem_status=$?
+	cat "$ecosystem_log"
+	rm -f "$ecosystem_log"
+	[ "$js_status" -eq 0 ]
+	[ "$ecosystem_status" -eq 0 ]
 	test_e2e
 	test_worker
 	;;

@@ -146,10 +146,10 @@ export async function wranglerBundle(projectDir) {
   };
 }
 
-/** The package's entry points (index.js, node.js, workerd.js) that an esbuild metafile lists as inputs. */
+/** The package's entry points (index.js, node.js, workerd.js, edge-light.js) that an esbuild metafile lists as inputs. */
 export function bundledEntries(meta) {
   const names = Object.keys(meta.inputs)
-    .map((f) => f.match(/(?:^|\/)js\/(index|node|workerd)\.js$/)?.[1])
+    .map((f) => f.match(/(?:^|\/)js\/(index|node|workerd|edge-light)\.js$/)?.[1])
     .filter(Boolean);
   return [...new Set(names)].sort();
 }

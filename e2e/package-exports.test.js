@@ -44,7 +44,7 @@ console.log(JSON.stringify([f.add('a'), f.add('a'), f.has('a'), f.has('b')]));`;
 
 // esbuild, as bundlers resolve: platform browser; wrangler's conditions
 // (workerd, worker, browser), also with platform node as nodejs_compat
-// projects may set; platform node.
+// projects may set; platform node; Vercel's Edge conditions.
 const wranglers = ['workerd', 'worker', 'browser'];
 const bundlers = [
   { name: 'platform browser', options: { platform: 'browser' }, want: 'index' },
@@ -53,6 +53,8 @@ const bundlers = [
   { name: "wrangler's conditions, platform node", options: { platform: 'node', conditions: wranglers }, want: 'workerd' },
   { name: 'a web worker (worker, browser)', options: { platform: 'browser', conditions: ['worker', 'browser'] }, want: 'index' },
   { name: 'platform node', options: { platform: 'node' }, want: 'node' },
+  // Vercel's Edge functions and Next.js middleware.
+  { name: "Vercel Edge's conditions", options: { platform: 'browser', conditions: ['edge-light', 'worker', 'browser'] }, want: 'edge-light' },
 ];
 
 const exported = {};
@@ -66,7 +68,7 @@ for (const { name, options, want } of bundlers) {
       format: 'esm',
       write: false,
       metafile: true,
-      external: ['*.wasm'],
+      external: ['*.wasm', '*.wasm?module'],
       logLevel: 'silent',
     });
     assert.deepEqual(bundledEntries(result.metafile), [want]);
@@ -76,9 +78,10 @@ for (const { name, options, want } of bundlers) {
 }
 
 test('every entry point exports the same names', () => {
-  assert.deepEqual(Object.keys(exported).sort(), ['index', 'node', 'workerd']);
+  assert.deepEqual(Object.keys(exported).sort(), ['edge-light', 'index', 'node', 'workerd']);
   assert.ok(exported.index.includes('init'), `exports: ${exported.index}`);
   assert.ok(exported.index.includes('BlockedBloomFilter'), `exports: ${exported.index}`);
   assert.deepEqual(exported.node, exported.index);
   assert.deepEqual(exported.workerd, exported.index);
+  assert.deepEqual(exported['edge-light'], exported.index);
 });

@@ -4,7 +4,7 @@
 // and from TypeScript with --strict.
 
 import assert from 'node:assert/strict';
-import { copyFile, readdir } from 'node:fs/promises';
+import { copyFile, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import * as esbuild from 'esbuild';
@@ -15,6 +15,7 @@ import {
   checkPageHtml,
   checkPageModule,
   cleanup,
+  e2eDir,
   launchChromium,
   loadVectors,
   openCheckPage,
@@ -47,59 +48,6 @@ console.log(JSON.stringify({ resolved: import.meta.resolve('edgebloom'), ...resu
 // The browser app that esbuild bundles: the same checks, in a page.
 const browserApp = checkPageModule({ edgebloom: 'edgebloom', check: './src/check.js' });
 
-// Uses every export with its declared types; each @ts-expect-error line
-// must be an error, so the types are not just `any`.
-const usage = `
-import {
-  init, BloomFilter, CountingBloomFilter, ScalableBloomFilter, BlockedBloomFilter, fromBytes, optimal, estimateFPR,
-  MAX_BITS, type Key, type FilterStats, type WasmSource,
-} from 'edgebloom';
-
-const sources: WasmSource[] = [new URL('https://example.com/edgebloom.wasm'), '/edgebloom.wasm', new Uint8Array(8)];
-await init(sources[0]);
-await init();
-const f = new BloomFilter({ capacity: 1000, errorRate: 0.01 });
-const key: Key = new TextEncoder().encode('https://example.com/');
-const isNew: boolean = f.add('https://example.com/') && f.add(key);
-const answers: boolean[] = f.hasMany(['a', key]);
-const positions: number[] = f.positions('a');
-const bytes: Uint8Array<ArrayBuffer> = f.toBytes();
-const stats: FilterStats = f.stats();
-const kind: 'classic' | 'counting' | 'scalable' | 'window' | 'blocked' | 'sharded' = fromBytes(bytes).kind;
-const again: BloomFilter = BloomFilter.fromBytes(bytes.buffer, { maxBits: MAX_BITS });
-f.union(again);
-const c = new CountingBloomFilter({ bits: 1024, hashes: 3 });
-const removed: boolean = c.remove('a');
-const s = new ScalableBloomFilter({ initialCapacity: 100, errorRate: 0.001 });
-const layers: number = s.layers;
-const size: { bits: number; hashes: number } = optimal(1e6, 0.01);
-const fpr: number = estimateFPR(size.bits, size.hashes, 1e6);
-const b = new BlockedBloomFilter({ capacity: 1000, errorRate: 0.01 });
-const bitset: Uint8Array<ArrayBuffer> = b.parquetBitset();
-const fromParquet: BlockedBloomFilter = BlockedBloomFilter.fromParquet(bitset, { maxBits: MAX_BITS });
-b.union(fromParquet);
-const blocks: number = new BlockedBloomFilter({ blocks: 8 }).blocks;
-const blockedPositions: number[] = b.positions(key);
-const sameBlocked: boolean = b.equals(BlockedBloomFilter.fromBytes(b.toBytes()));
-for (const g of [f, c, s, again, b, fromParquet]) g.free();
-console.log(isNew, answers, positions, stats, kind, removed, layers, fpr, blocks, blockedPositions, sameBlocked);
-
-// @ts-expect-error: a key is a string or a Uint8Array
-f.add(42);
-// @ts-expect-error: a capacity needs an error rate
-new BloomFilter({ capacity: 1000 });
-// @ts-expect-error: only a counting filter removes
-f.remove('a');
-// @ts-expect-error: a scalable filter takes an initial capacity
-new ScalableBloomFilter({ capacity: 100, errorRate: 0.01 });
-// @ts-expect-error: union takes a BloomFilter
-f.union(c);
-// @ts-expect-error: a split-block filter is sized by blocks, not bits and hashes
-new BlockedBloomFilter({ bits: 1024, hashes: 8 });
-// @ts-expect-error: union takes a BlockedBloomFilter
-b.union(f);
-`;
-
 // A strict consumer, without skipLibCheck: the .d.ts itself is checked.
 const tsconfig = (lib) => ({
   compilerOptions: {
@@ -125,7 +73,7 @@ before(async () => {
   await writeFiles(project, {
     'main.js': nodeMain,
     'app.js': browserApp,
-    'usage.ts': usage,
+    'usage.ts': await readFile(path.join(e2eDir, 'usage.ts'), 'utf8'),
     'vectors.json': vectors,
     'tsconfig.json': tsconfig(['es2022', 'dom']),
     'tsconfig.esnext.json': tsconfig(['esnext', 'dom']),
@@ -140,7 +88,7 @@ after(cleanup);
 
 test('the tarball holds the module, its wasm and types, and no tests or Go sources', { timeout }, async () => {
   const files = (await run('tar', ['-tzf', tarball])).trim().split('\n');
-  for (const name of ['api', 'core', 'index', 'node', 'workerd', 'wasm_exec']) {
+  for (const name of ['api', 'core', 'load', 'index', 'node', 'workerd', 'edge-light', 'wasm_exec']) {
     assert.ok(files.includes(`package/js/${name}.js`), `package/js/${name}.js in ${files}`);
   }
   assert.ok(files.includes('package/js/edgebloom.wasm'), `package/js/edgebloom.wasm in ${files}`);

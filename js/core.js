@@ -8,6 +8,7 @@
 // through one export, eb, with an operation code (see wasm/main.go).
 
 import { makeGo } from './wasm_exec.js';
+import { toModule } from './load.js';
 
 // Operation codes of the eb export; keep in sync with wasm/main.go.
 const OP_SCRATCH = 0;
@@ -168,24 +169,6 @@ function shadowGlobal(extra) {
     getOwnPropertyDescriptor: (target, prop) =>
       Object.getOwnPropertyDescriptor(own, prop) ?? Object.getOwnPropertyDescriptor(target, prop),
   });
-}
-
-async function toModule(source) {
-  if (source instanceof WebAssembly.Module) return source;
-  // Bytes before Response: in Node the first use of the global Response
-  // loads its fetch implementation (undici), which took 10-40 ms of a cold
-  // start that only needed the bytes Node's entry point had read.
-  if (source instanceof ArrayBuffer || ArrayBuffer.isView(source)) return WebAssembly.compile(source);
-  if (typeof Response !== 'undefined' && source instanceof Response) {
-    if (!source.ok) throw new Error(`edgebloom: fetching the wasm failed with status ${source.status}`);
-    const type = source.headers.get('Content-Type') ?? '';
-    if (WebAssembly.compileStreaming && type.split(';')[0].trim() === 'application/wasm') {
-      return WebAssembly.compileStreaming(source);
-    }
-    return WebAssembly.compile(await source.arrayBuffer());
-  }
-  if (source instanceof URL || typeof source === 'string') return toModule(await fetch(source));
-  throw new TypeError('edgebloom: init(source) takes a URL, a Response, a BufferSource or a WebAssembly.Module');
 }
 
 /**

@@ -6,8 +6,19 @@
 /** A key: a string, hashed as its UTF-8 bytes exactly as Go hashes the same string, or raw bytes. */
 export type Key = string | Uint8Array;
 
-/** Where init() finds the WebAssembly engine. */
-export type WasmSource = URL | string | Response | BufferSource | WebAssembly.Module;
+// URL, Response and WebAssembly.Module come from whichever lib the project
+// has (DOM, @types/node, a worker's types); with none of them, init() still
+// takes strings and bytes. Inferred from globalThis rather than named, so
+// that these types compile without the DOM lib.
+type GlobalInstance<Name extends string> = typeof globalThis extends { [K in Name]: { prototype: infer T } } ? T : never;
+type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer T } } } ? T : never;
+
+/**
+ * Where init() finds the WebAssembly engine: the URL of edgebloom.wasm, a
+ * Response with its bytes (also one of another realm), the bytes, or a
+ * compiled WebAssembly.Module.
+ */
+export type WasmSource = GlobalInstance<'URL'> | string | GlobalInstance<'Response'> | ArrayBuffer | ArrayBufferView | WasmModule;
 
 /**
  * Loads and starts the WebAssembly engine. Call it once before anything

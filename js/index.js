@@ -2,6 +2,7 @@
 // workers) and the default: fetches edgebloom.wasm next to this file, or
 // takes the source the caller gives.
 import { start } from './core.js';
+import { noModuleURL } from './load.js';
 
 export * from './api.js';
 
@@ -10,5 +11,12 @@ export * from './api.js';
  * @param {URL | string | Response | BufferSource | WebAssembly.Module} [source]
  */
 export function init(source) {
-  return start(source, () => fetch(new URL('./edgebloom.wasm', import.meta.url)));
+  return start(source, async () => {
+    // A bundle in a format without import.meta (esbuild --format=iife or
+    // cjs) leaves it {}: say what to pass instead of "Invalid URL".
+    if (typeof import.meta.url !== 'string') throw noModuleURL();
+    // Written out in full: bundlers (webpack 5, Vite, Parcel) recognize
+    // exactly this expression and emit the wasm as an asset.
+    return new URL('./edgebloom.wasm', import.meta.url);
+  });
 }
