@@ -7,6 +7,7 @@
 #   deps       npm ci when node_modules is missing or older than package-lock.json
 #   test-go    Go tests: lint, host (+race), GOARCH=386, GOOS=js GOARCH=wasm, fuzz smoke
 #   test-redis the Redis filter (redisfilter/) against a real redis-server
+#   test-colly the Colly storage (colly/): crawls of a local site, on Redis too
 #   test-js    Node tests of the npm module (js/test)
 #   test-e2e   headless Chromium and workerd tests (e2e/)
 #   test-ecosystem  the packed package in other Node versions, Bun, Deno,
@@ -181,6 +182,17 @@ test_redis() {
 	)
 }
 
+# colly/ is its own module (it needs Colly and go-redis): crawls of a local
+# site, one of them against a real redis-server (about 30 s).
+test_colly() {
+	log "go test (colly, its own module)"
+	(
+		cd colly
+		go vet ./...
+		go test -count=1 ./...
+	)
+}
+
 test_go() {
 	lint_go
 	log "go test (host, race)"
@@ -189,6 +201,7 @@ test_go() {
 	(cd cmd/edgebloom && go vet ./... && go test -count=1 ./...)
 	test_urlkey
 	test_redis
+	test_colly
 	log "go test (GOARCH=386)"
 	GOARCH=386 go test -count=1 ./bloom/...
 	log "go test (GOOS=js GOARCH=wasm, in node)"
@@ -238,6 +251,7 @@ demo)
 	;;
 test-go) setup && test_go ;;
 test-redis) setup && test_redis ;;
+test-colly) setup && test_colly ;;
 test-js) setup && build_wasm && test_js ;;
 test-e2e) setup && build_wasm && test_e2e ;;
 test-ecosystem) setup && build_wasm && test_ecosystem ;;
