@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Build and test entry points. Usage: bash build.sh <target>
 #   build      build js/edgebloom.wasm and the module-scoped js/wasm_exec.js
+#   clock-patch FILE  give the wasm_exec.js at the absolute path FILE a clock Go can trust
 #   test       everything npm test runs (after setup)
 #   demo       build, then serve web-demo/ on http://127.0.0.1:${PORT:-8080}
 #   setup      what the tests need: deps, then the system packages below
@@ -108,6 +109,43 @@ max_raw=2000000
 max_gz=603000
 wasm_opt_flags=(-Oz --mvp-features --enable-mutable-globals --enable-bulk-memory --enable-sign-ext --enable-nontrapping-float-to-int)
 
+# clock_patched prints the wasm_exec.js file $1 (Go's glue, or a copy of
+# it such as syumai/workers') with the clock it hands Go (runtime.nanotime1)
+# replaced. Go's runtime aborts when that clock reads 0 ("fatal error:
+# stopTheWorld: broken CPU time accounting": a P's stop time of 0 means
+# "never stopped") and misbehaves when it goes back. Hosts give no such
+# guarantee: workerd's performance.now() and Date.now() stand still outside
+# I/O, its performance.now() is the time since the epoch (so the glue's
+# timeOrigin is 0) and reads 0 inside FinalizationRegistry callbacks, where
+# a dropped filter's free() runs Go; browsers coarsen their timers. So the
+# clock advances by what the host's performance.now() advanced since its
+# highest reading, and by 1 ns when that is nothing or less: it is strictly
+# increasing whatever the host does. It counts from 1 s, in integer
+# nanoseconds (exact in a double for 104 days). The clock is defined right
+# after the file's "use strict" line, in the scope of whatever wraps it.
+# It fails when the glue does not read the clock as expected.
+clock_patched() {
+	local line='setInt64(sp + 8, (timeOrigin + performance.now()) * 1000000);'
+	if [ "$(grep -cF "$line" "$1")" != 1 ] || [ "$(grep -c '^"use strict";$' "$1")" != 1 ]; then
+		echo "build.sh: $1 does not read the clock as expected (runtime.nanotime1); update clock_patched" >&2
+		return 1
+	fi
+	awk -v line="$line" '
+		{ i = index($0, line); if (i) $0 = substr($0, 1, i - 1) "setInt64(sp + 8, nanotime());" }
+		{ print }
+		/^"use strict";$/ {
+			print "let clockNs = 1e9;"
+			print "let clockHost = NaN;"
+			print "function nanotime() {"
+			print "\tconst host = performance.now();"
+			print "\tconst step = host - clockHost;"
+			print "\tif (Number.isFinite(host) && !(host <= clockHost)) clockHost = host;"
+			print "\tclockNs += step > 0 ? Math.max(1, Math.round(step * 1e6)) : 1;"
+			print "\treturn clockNs;"
+			print "}"
+		}' "$1"
+}
+
 build_wasm() {
 	log "wasm ($(go env GOVERSION))"
 	GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -gcflags=runtime=-B -ldflags="-s -w -buildid=" -o js/edgebloom.wasm.tmp ./wasm
@@ -128,6 +166,8 @@ build_wasm() {
 	# wrapped as a module whose "globalThis" is the parameter the caller
 	# passes (a shadow of the real one), so it installs no globals: Go,
 	# fs, process and path stay what they were.
+	#
+	# Go's clock is replaced (see clock_patched below).
 	local src
 	src="$(go env GOROOT)/lib/wasm/wasm_exec.js"
 	{
@@ -137,7 +177,7 @@ build_wasm() {
 		echo "const fs = { writeSync: (fd, buf) => globalThis.fs.writeSync(fd, buf) };"
 		echo "const crypto = globalThis.crypto;"
 		echo "const performance = globalThis.performance;"
-		grep -v '^"use strict";$' "$src"
+		clock_patched "$src" | grep -v '^"use strict";$'
 		echo "return globalThis.Go;"
 		echo "}"
 	} >js/wasm_exec.js.tmp
@@ -243,6 +283,15 @@ test_worker() {
 
 case "${1:-}" in
 build) build_wasm ;;
+clock-patch)
+	# Rewrites the wasm_exec.js at the absolute path $2 in place with the
+	# clock of clock_patched (worker/build.sh uses it on syumai/workers'
+	# glue); a file patched already is left as it is.
+	if ! grep -qF 'setInt64(sp + 8, nanotime());' "$2"; then
+		clock_patched "$2" >"$2.tmp" || { rm -f "$2.tmp"; exit 1; }
+		mv -f "$2.tmp" "$2"
+	fi
+	;;
 deps) ensure_node_modules ;;
 setup) setup ;;
 demo)
