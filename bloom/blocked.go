@@ -62,11 +62,11 @@ const (
 	// index ((h >> 32) · blocks) >> 32 is computed in 64 bits without
 	// overflow, and 256 · MaxBlocks = MaxBits.
 	MaxBlocks = MaxBits / BlockBits
-	// MaxParquetBytes is the largest bitset BlockedFromParquet accepts:
-	// 1 GiB, the bitset of DefaultMaxBits bits, the bound UnmarshalBinary
-	// applies to every kind. Parquet's writers stay far below it
-	// (parquet-java caps a filter at 128 MiB, and at 1 MiB by default).
-	MaxParquetBytes = DefaultMaxBits / 8
+	// MaxParquetBytes is the largest bitset BlockedFromParquet accepts and
+	// ParquetBlocks sizes: 128 MiB (2^22 blocks), the most Apache Arrow
+	// (C++ and Go) reads or writes and parquet-java writes; a file with a
+	// larger filter is one those readers refuse.
+	MaxParquetBytes = 128 << 20
 )
 
 // salt holds Parquet's eight odd 32-bit constants, one a word of a block.
@@ -98,13 +98,49 @@ const blockedSizingMargin = 0.9
 // the argument when either is out of range; nothing is allocated in that
 // case.
 func NewBlocked(capacity uint64, fpRate float64) (*BlockedFilter, error) {
-	blocks, err := OptimalBlocks(capacity, fpRate)
+	return newBlockedFor(OptimalBlocks, capacity, fpRate)
+}
+
+// NewBlockedForParquet returns an empty split-block filter of
+// ParquetBlocks(capacity, fpRate) blocks, a power of two, which every
+// Parquet reader accepts (Arrow C++/pyarrow, Velox and ClickHouse refuse a
+// bitset whose length is not a power of two; arrow-go, DuckDB and
+// parquet-java take any multiple of 32 bytes). It returns the error of
+// ParquetBlocks; nothing is allocated in that case.
+func NewBlockedForParquet(capacity uint64, fpRate float64) (*BlockedFilter, error) {
+	return newBlockedFor(ParquetBlocks, capacity, fpRate)
+}
+
+// newBlockedFor returns a filter of size(capacity, fpRate) blocks made for
+// capacity keys at fpRate.
+func newBlockedFor(size func(uint64, float64) (uint64, error), capacity uint64, fpRate float64) (*BlockedFilter, error) {
+	blocks, err := size(capacity, fpRate)
 	if err != nil {
 		return nil, err
 	}
 	f := newBlocked(blocks)
 	f.capacity, f.fpRate = capacity, fpRate
 	return f, nil
+}
+
+// ParquetBlocks returns OptimalBlocks(capacity, fpRate) rounded up to a
+// power of two: the size of a filter that every Parquet reader accepts.
+// Rounding up costs up to twice the memory, and the rate falls with it:
+// the expected rate at capacity is EstimateBlockedFPR(blocks, capacity), at
+// most 0.9·fpRate and often far below (1 000 000 keys at 1%: 65 536 blocks,
+// 2 MiB, 0.10%, where OptimalBlocks gives 42 081 blocks, 1.3 MiB, 0.90%;
+// 10 000 000 keys at 1%: 524 288 blocks, 16 MiB, 0.32%). It returns an
+// error naming the argument when OptimalBlocks does, or when the filter
+// would be larger than MaxParquetBytes (2^22 blocks).
+func ParquetBlocks(capacity uint64, fpRate float64) (uint64, error) {
+	blocks, err := OptimalBlocks(capacity, fpRate)
+	if err != nil {
+		return 0, err
+	}
+	if blocks > MaxParquetBytes/32 {
+		return 0, argError("capacity", "needs more than MaxParquetBytes (128 MiB, Arrow's limit) at this fpRate, got "+utoa(32*blocks)+" bytes before rounding")
+	}
+	return 1 << bits.Len64(blocks-1), nil
 }
 
 // NewBlockedWithSize returns an empty split-block filter of the given number
@@ -180,7 +216,7 @@ func checkParquetLen(n uint64) error {
 	case n == 0 || n%32 != 0:
 		return argError("bitset", "length must be a positive multiple of 32 bytes, got "+utoa(n))
 	case n > MaxParquetBytes:
-		return argError("bitset", "must be at most MaxParquetBytes (1 GiB), got "+utoa(n)+" bytes")
+		return argError("bitset", "must be at most MaxParquetBytes (128 MiB, Arrow's limit), got "+utoa(n)+" bytes")
 	}
 	return nil
 }

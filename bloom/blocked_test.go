@@ -229,6 +229,50 @@ func TestBlockedFromParquetRejects(t *testing.T) {
 	}
 }
 
+// A filter every Parquet reader accepts: a power of two of blocks, the
+// smallest one at least OptimalBlocks, and no more than Arrow's 128 MiB.
+func TestParquetBlocks(t *testing.T) {
+	for _, tt := range []struct {
+		n      uint64
+		p      float64
+		blocks uint64
+	}{
+		{1, 0.5, 1},
+		{1_000_000, 0.01, 65_536},
+		{10_000_000, 0.01, 524_288},
+		{1_000_000, 0.001, 131_072},
+	} {
+		got, err := ParquetBlocks(tt.n, tt.p)
+		optimal := must(OptimalBlocks(tt.n, tt.p))
+		if err != nil || got != tt.blocks || got&(got-1) != 0 || got < optimal || got/2 >= optimal {
+			t.Errorf("ParquetBlocks(%d, %g): got %d, %v; want %d, the power of two in [%d, %d)", tt.n, tt.p, got, err, tt.blocks, optimal, 2*optimal)
+		}
+		if rate := EstimateBlockedFPR(got, tt.n); rate > 0.9*tt.p {
+			t.Errorf("ParquetBlocks(%d, %g) = %d: expected rate %g; want at most %g", tt.n, tt.p, got, rate, 0.9*tt.p)
+		}
+		f := must(NewBlockedForParquet(tt.n, tt.p))
+		if f.NumBlocks() != got || len(f.ParquetBitset()) != int(32*got) {
+			t.Errorf("NewBlockedForParquet(%d, %g): %d blocks, %d bytes; want %d blocks", tt.n, tt.p, f.NumBlocks(), len(f.ParquetBitset()), got)
+		}
+	}
+	// 2^22 blocks (128 MiB) is the most; 100 million keys at 1% need more.
+	if got, err := ParquetBlocks(60_000_000, 0.01); err != nil || got != MaxParquetBytes/32 {
+		t.Errorf("ParquetBlocks(60e6, 0.01): got %d, %v; want %d", got, err, MaxParquetBytes/32)
+	}
+	for _, tt := range []struct {
+		n   uint64
+		p   float64
+		arg string
+	}{{0, 0.01, "capacity"}, {1000, 0, "fpRate"}, {1000, 1, "fpRate"}, {100_000_000, 0.01, "capacity"}} {
+		b, err := ParquetBlocks(tt.n, tt.p)
+		f, err2 := NewBlockedForParquet(tt.n, tt.p)
+		var ae *ArgError
+		if b != 0 || !errors.As(err, &ae) || ae.Arg != tt.arg || f != nil || err2 == nil || err2.Error() != err.Error() {
+			t.Errorf("ParquetBlocks(%d, %g): got %d, %v (NewBlockedForParquet: %v); want an ArgError for %s", tt.n, tt.p, b, err, err2, tt.arg)
+		}
+	}
+}
+
 func TestBlockedFromParquet(t *testing.T) {
 	f := must(NewBlocked(500, 0.01))
 	addKeys(f, "a", 500)

@@ -20,7 +20,7 @@ import {
 /** Bits in a block: eight 32-bit words. */
 const BLOCK_BITS = 256;
 
-// blockedArgs validates { capacity, errorRate } or { blocks }.
+// blockedArgs validates { capacity, errorRate, forParquet } or { blocks }.
 function blockedArgs(opts) {
   opts = options(opts, 'new BlockedBloomFilter');
   if (opts.blocks !== undefined) return [1, positiveInteger('blocks', opts.blocks, MAX_BITS / BLOCK_BITS), 0];
@@ -29,7 +29,12 @@ function blockedArgs(opts) {
       'edgebloom: new BlockedBloomFilter takes { capacity, errorRate } or { blocks } (256 bits each), not "bits" and "hashes"',
     );
   }
-  return [0, positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER), rate('errorRate', opts.errorRate)];
+  if (opts.forParquet !== undefined && typeof opts.forParquet !== 'boolean') {
+    throw new TypeError(`edgebloom: new BlockedBloomFilter: "forParquet" must be a boolean, got ${typeof opts.forParquet}`);
+  }
+  // Sizing 2: Go's ParquetBlocks, a power of two of blocks.
+  const sizing = opts.forParquet ? 2 : 0;
+  return [sizing, positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER), rate('errorRate', opts.errorRate)];
 }
 
 /**
@@ -37,7 +42,7 @@ function blockedArgs(opts) {
  * is what a Parquet file stores for a column whose values are the keys.
  */
 export class BlockedBloomFilter extends Filter {
-  /** @param {{capacity: number, errorRate: number} | {blocks: number}} opts */
+  /** @param {{capacity: number, errorRate: number, forParquet?: boolean} | {blocks: number}} opts */
   constructor(opts, ...internal) {
     if (opts === CONSTRUCT) {
       super(CONSTRUCT, ...internal);

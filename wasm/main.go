@@ -183,7 +183,7 @@ const (
 	opScratch       = 0  // make scratch at least a bytes; returns its address
 	opErrorPtr      = 1  // address of the last error message
 	opErrorLen      = 2  // length of the last error message
-	opNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y (blocked: blocks x) when b is 1; generations c (window); returns a handle
+	opNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y (blocked: blocks x) when b is 1, blocked by ParquetBlocks(x, y) when b is 2; generations c (window); returns a handle
 	opFree          = 4  // free filter h
 	opRemove        = 7  // remove key scratch[a:a+b] from a counting filter
 	opPositions     = 10 // positions of key scratch[a:a+b] as float64 at c; returns k
@@ -250,7 +250,7 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 	case opErrorLen:
 		return int32(len(errMsg))
 	case opNew:
-		return newFilter(a, b == 1, c, x, y)
+		return newFilter(a, b == 1, b == 2, c, x, y)
 	case opOutputPtr:
 		return int32(ptr(output))
 	case opOutputRelease:
@@ -331,7 +331,10 @@ func span(off, n int32) ([]byte, bool) {
 	return scratch[lo:hi], true
 }
 
-func newFilter(kind int32, explicit bool, gens int32, a, b float64) int32 {
+// newFilter makes a filter of kind sized by (capacity a, rate b), or by
+// explicit (bits, hashes) or blocks; parquet sizes a blocked filter by
+// ParquetBlocks instead, a power of two.
+func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64) int32 {
 	var f filter
 	var err error
 	// Sizes are checked against maxBits before anything is allocated.
@@ -343,6 +346,9 @@ func newFilter(kind int32, explicit bool, gens int32, a, b float64) int32 {
 			m, _, e = bloom.Optimal(uint64(a), b/2)
 		case kindBlocked:
 			m, e = bloom.OptimalBlocks(uint64(a), b)
+			if parquet {
+				m, e = bloom.ParquetBlocks(uint64(a), b)
+			}
 		}
 		if e != nil {
 			return failErr(e)
@@ -377,6 +383,8 @@ func newFilter(kind int32, explicit bool, gens int32, a, b float64) int32 {
 		f, err = bloom.NewCounting(uint64(a), b)
 	case kind == kindBlocked && explicit:
 		f, err = bloom.NewBlockedWithSize(uint64(a))
+	case kind == kindBlocked && parquet:
+		f, err = bloom.NewBlockedForParquet(uint64(a), b)
 	case kind == kindBlocked:
 		f, err = bloom.NewBlocked(uint64(a), b)
 	default:

@@ -481,6 +481,31 @@ func TestWriterLock(t *testing.T) {
 	expect(t, dir, "", 0, "check", "-q", "f.bloom", "https://example.com/page/1005?x=4")
 }
 
+// TestBlockedForParquet: --for-parquet makes a power of two of blocks, the
+// bitset every Parquet reader accepts, and needs --kind blocked.
+func TestBlockedForParquet(t *testing.T) {
+	dir := t.TempDir()
+	r := expect(t, dir, urls(0, 1000), 0, "build", "--kind", "blocked", "--for-parquet", "-n", "1000", "-p", "0.01", "-o", "p.bloom")
+	if got := summaryValue(t, r.stderr, "blocks"); got != "64 of 256 bits" {
+		t.Errorf("build --for-parquet summary blocks: got %q; want 64 of 256 bits (43 rounded up)", got)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "p.bloom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(data) - 64 - 8; n != 64*32 {
+		t.Errorf("payload of %d bytes; want %d", n, 64*32)
+	}
+	r = expect(t, dir, "", 2, "build", "--for-parquet", "-n", "1000", "-o", "q.bloom")
+	if !strings.Contains(r.stderr, "--for-parquet needs --kind blocked") {
+		t.Errorf("--for-parquet without --kind blocked: stderr %q", r.stderr)
+	}
+	r = expect(t, dir, "", 2, "build", "--kind", "blocked", "--for-parquet", "-n", "100M", "-p", "0.01", "-o", "q.bloom")
+	if !strings.Contains(r.stderr, "MaxParquetBytes (128 MiB") {
+		t.Errorf("--for-parquet over 128 MiB: stderr %q", r.stderr)
+	}
+}
+
 // TestBlocked builds, checks, adds to, inspects and merges split-block
 // filters, and checks that the file's payload is the Parquet bitset.
 func TestBlocked(t *testing.T) {

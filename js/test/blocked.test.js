@@ -115,6 +115,35 @@ test('toBytes and fromBytes: the generic loader knows kind 5', () => {
   assert.throws(() => fromBytes(bytes.slice(0, 100)), { code: 'ERR_TRUNCATED' });
 });
 
+// A filter every Parquet reader accepts: Go's ParquetBlocks, a power of two.
+test('forParquet rounds the blocks up to a power of two, as Go does', () => {
+  for (const [capacity, errorRate, blocks] of [
+    [1_000_000, 0.01, 65_536],
+    [10_000_000, 0.01, 524_288],
+    [1, 0.5, 1],
+  ]) {
+    const f = new BlockedBloomFilter({ capacity, errorRate, forParquet: true });
+    assert.equal(f.blocks, blocks, `${capacity} keys at ${errorRate}`);
+    assert.equal(f.parquetBitset().length, 32 * blocks);
+    f.free();
+  }
+  const f = new BlockedBloomFilter({ capacity: 1000, errorRate: 0.01, forParquet: false });
+  assert.equal(f.blocks, 43);
+  f.free();
+  // 100 million keys at 1% need more than Arrow's 128 MiB.
+  assert.throws(() => new BlockedBloomFilter({ capacity: 100_000_000, errorRate: 0.01, forParquet: true }), {
+    name: 'RangeError',
+    message: /capacity.*MaxParquetBytes \(128 MiB/,
+  });
+  assert.throws(() => new BlockedBloomFilter({ capacity: 10, errorRate: 0.01, forParquet: 'yes' }), {
+    name: 'TypeError',
+    message: /"forParquet" must be a boolean/,
+  });
+  const g = new BlockedBloomFilter({ capacity: 10, errorRate: 0.01, forParquet: true });
+  assert.equal(g.add('still works'), true);
+  g.free();
+});
+
 test('fromParquet and parquetBitset', () => {
   const f = new BlockedBloomFilter({ capacity: 1000, errorRate: 0.01 });
   f.addMany(crawlerURLs(1000));
