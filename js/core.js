@@ -407,8 +407,24 @@ function bytesBatch(e, add, h, keys, i, j, bytes, results) {
   for (let k = 0; k < count; k++) results[i + k] = res[base + k] === 1;
 }
 
-function batchOp(e, add, h, keys) {
+/**
+ * Internal: throws a TypeError naming the first key of keys that is not a
+ * string or a Uint8Array, before a batch touches any filter, so that a
+ * refused batch adds nothing.
+ */
+export function checkKeys(keys) {
   if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (typeof key !== 'string' && !(key instanceof Uint8Array)) {
+      const got = key === null ? 'null' : typeof key;
+      throw new TypeError(`edgebloom: keys[${i}] must be a string or a Uint8Array, got ${got}; nothing was added`);
+    }
+  }
+}
+
+function batchOp(e, add, h, keys) {
+  checkKeys(keys);
   const results = new Array(keys.length);
   let i = 0;
   while (i < keys.length) {

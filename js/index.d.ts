@@ -140,7 +140,11 @@ export interface Filter {
   add(key: Key): boolean;
   /** Whether key is probably in the set. Never false for an added key; sometimes true for another. */
   has(key: Key): boolean;
-  /** add() for many keys, in one crossing into the engine per megabyte of keys. */
+  /**
+   * add() for many keys, in one crossing into the engine per megabyte of keys.
+   * All or nothing: every key is checked first, and a TypeError naming the
+   * first bad one (`keys[i]`) means no key was added.
+   */
   addMany(keys: Key[]): boolean[];
   /** has() for many keys, in one crossing into the engine per megabyte of keys. */
   hasMany(keys: Key[]): boolean[];
@@ -391,6 +395,7 @@ export class ShardedBloomFilter {
   shard(i: number): BloomFilter;
   add(key: Key): boolean;
   has(key: Key): boolean;
+  /** Adds every key to its shard; all or nothing, as Filter.addMany. */
   addMany(keys: Key[]): boolean[];
   hasMany(keys: Key[]): boolean[];
   /** Statistics over all shards (kind "sharded"; layers is the shard count). */

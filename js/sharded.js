@@ -19,7 +19,7 @@
 // documented format, with its own checksum. The router has m = s, k = 1,
 // seed 0x9e3779b97f4a7c15 and no bits set.
 
-import { BloomFilter, KIND_BLOCKED, fromBytes as filterFromBytes, loadArgs } from './core.js';
+import { BloomFilter, KIND_BLOCKED, checkKeys, fromBytes as filterFromBytes, loadArgs } from './core.js';
 import { BlockedBloomFilter } from './blocked.js';
 
 const MAGIC = [0x45, 0x42, 0x53, 0x43]; // "EBSC"
@@ -134,13 +134,14 @@ export class ShardedBloomFilter {
     return this.#shardOf(key).has(key);
   }
 
+  /** Adds every key; a TypeError for one of them means none was added. */
   addMany(keys) {
-    if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
+    checkKeys(keys);
     return keys.map((k) => this.add(k));
   }
 
   hasMany(keys) {
-    if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
+    checkKeys(keys);
     return keys.map((k) => this.has(k));
   }
 
