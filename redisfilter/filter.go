@@ -3,8 +3,8 @@
 // set of keys with the answers, the hashing and the bytes of package bloom.
 //
 // A filter named N is a small hash at key N holding its parameters (so every
-// process that opens N gets the same m, k and seed), and its bits in one or
-// more Redis strings, the shards N:0, N:1, … Redis strings hold at most
+// process that opens N gets the same m, k and seed) and its generation, and
+// its bits in one or more Redis strings, the shards N:0, N:1, … Redis strings hold at most
 // 2^32 bits (512 MiB), so a filter larger than that is split into shards,
 // and every key's bits lie in the one shard its hash picks: the routing of
 // the edge service's Durable Object shards (package snapshot).
@@ -22,7 +22,7 @@
 // bit i is Redis offset i^7 (SETBIT, GETBIT, BITFIELD). A shard is made at
 // its full length, 8·ceil(m/64) bytes, when the filter is made, and every
 // call checks that length first: a shard that was deleted, evicted
-// (maxmemory) or lost gives an error wrapping ErrCorrupt, never answers of
+// (maxmemory) or lost gives an error wrapping ErrLost, never answers of
 // "absent" from the zeros Redis reads for a missing key. (New and Open wait
 // up to 2 s for shards that another process is still making.) Snapshot
 // writes the filter that bloom.Decode (one shard) or snapshot.Load (several)
@@ -30,10 +30,31 @@
 // them, given the same keys would write; Restore loads such a file into
 // Redis.
 //
+// # Generations: a lost filter is never answered for
+//
+// Each filter gets a random 128-bit generation when it is made (New,
+// Restore), stored with its parameters and beside every shard, and every
+// script checks it before it reads or sets a bit. A handle whose filter's
+// keys are gone gets ErrLost, and one whose name now holds a filter made
+// since gets ErrRecreated: never an answer from another filter, even one
+// with the same parameters. New does not make a filter anew over a lost one
+// (its parameters left, or keys of its shards): it returns ErrLost unless
+// Config.Recreate asks for that. A Redis that lost every key (restarted
+// without persistence) cannot tell a lost filter from a name never used,
+// so New then makes a fresh filter: handles on the old one get
+// ErrRecreated. Where that matters, processes that join a filter call
+// Open, which returns ErrNotFound, and one process makes it. Eviction is a
+// loss too: give Redis a maxmemory-policy that never evicts the filter's
+// keys (noeviction, or volatile-* with no TTL on them).
+//
 // # Atomicity and round trips
 //
 // Add tests and adds one key in one round trip: a Lua script sets the k bits
 // and reports whether any of them was 0, and counts the key when it was new.
+// The script checks everything that could fail (generation, length, count)
+// before it sets the first bit, so an add never stops half-way with bits
+// set and the key not counted; counts are bounded by bloom.MaxCountPerBit·m,
+// as in the decoders, so a pulled snapshot always decodes.
 // Scripts run atomically, so of two processes adding the same key at the same
 // moment exactly one hears that it was new. Has reads the k bits with a
 // read-only script, also one round trip. AddMany and HasMany send their keys
@@ -44,12 +65,12 @@
 // # Clients, Cluster and hash tags
 //
 // Any redis.UniversalClient works: one node, Sentinel (a failover client) or
-// Cluster. Each shard's count lives beside its bits under the key
-// {N:i}:n, which Cluster places in the slot of N:i, so a script touches one
-// slot. Shards carry no common hash tag, so Cluster spreads them over its
+// Cluster. Each shard's count and generation live beside its bits under the
+// keys {N:i}:n and {N:i}:g, which Cluster places in the slot of N:i, so a
+// script touches one slot. Shards carry no common hash tag, so Cluster spreads them over its
 // nodes. To keep every key of a filter in one slot instead (for MULTI, or a
 // node of its own), give the filter a name with a hash tag: "{crawl}" makes
-// the keys {crawl}, {crawl}:0, {crawl}:0:n, …
+// the keys {crawl}, {crawl}:0, {crawl}:0:n, {crawl}:0:g, …
 //
 // # Failures
 //
@@ -68,9 +89,12 @@ package redisfilter
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -107,9 +131,20 @@ var (
 	// ErrExists means Restore found the name taken, or New found keys of
 	// the filter's shards holding data while the filter does not exist.
 	ErrExists = errors.New("redisfilter: keys of the filter exist already")
-	// ErrCorrupt means a shard is missing (deleted, evicted, lost) or has
-	// another length than its payload, or its count is not a number.
-	ErrCorrupt = errors.New("redisfilter: shard missing or damaged")
+	// ErrCorrupt means a shard has another length than its payload, or its
+	// count is not a number or far more than its bits can have counted
+	// (bloom.MaxCountPerBit), or its keys belong to different filters.
+	ErrCorrupt = errors.New("redisfilter: shard damaged")
+	// ErrLost means keys of the filter are gone: Redis restarted without
+	// its data, evicted them (maxmemory), or they were deleted. The keys
+	// the filter held are gone with them, so no call answers for it any
+	// more; New makes a fresh filter under the name only when asked to
+	// with Config.Recreate.
+	ErrLost = errors.New("redisfilter: the filter's keys are gone from Redis")
+	// ErrRecreated means the name now holds another filter, made after the
+	// handle's filter was lost or deleted: the handle's keys are not in
+	// it, and no call answers from it.
+	ErrRecreated = errors.New("redisfilter: the name holds a newer filter")
 )
 
 // A Config describes a filter for NewWithConfig.
@@ -125,6 +160,12 @@ type Config struct {
 	// Seed is the hash seed of the shards' filters, 0 by default as for
 	// bloom.New. The routing hash has its own fixed seed.
 	Seed uint64
+	// Recreate lets New make a fresh, empty filter under a name whose
+	// filter was lost (ErrLost: some of its keys are gone), after deleting
+	// what is left of it. Handles on the lost filter then get
+	// ErrRecreated. Without it, New of a lost filter returns ErrLost, so
+	// that a fleet does not silently start over with an empty filter.
+	Recreate bool
 
 	_ struct{}
 }
@@ -142,12 +183,15 @@ type params struct {
 }
 
 // The fields of the parameter hash. "edgebloom" marks the hash as a
-// filter's and gives the version of this layout.
-const layoutVersion = "1"
+// filter's and gives the version of this layout; version 2 added the
+// generation.
+const layoutVersion = "2"
 
-func (p *params) fields() []any {
+// fields are the parameter hash's fields, with the filter's generation.
+func (p *params) fields(gen string) []any {
 	return []any{
 		"edgebloom", layoutVersion,
+		"generation", gen,
 		"shards", strconv.Itoa(p.shards),
 		"bits", strconv.FormatUint(p.m, 10),
 		"hashes", strconv.FormatUint(uint64(p.k), 10),
@@ -157,14 +201,19 @@ func (p *params) fields() []any {
 	}
 }
 
-// parseParams reads and validates the parameter hash's fields.
-func parseParams(h map[string]string) (params, error) {
+// parseParams reads and validates the parameter hash's fields, and returns
+// the parameters and the generation.
+func parseParams(h map[string]string) (params, string, error) {
 	var p params
-	if h["edgebloom"] != layoutVersion {
-		return p, errors.New(`no "edgebloom" field of version ` + layoutVersion)
-	}
-	if len(h) != 7 {
-		return p, fmt.Errorf("%d fields, want 7", len(h))
+	switch v := h["edgebloom"]; {
+	case v == "1":
+		return p, "", errors.New(`layout 1, made before filters had generations: pull it with the redisfilter that made it, delete it, and push it again`)
+	case v != layoutVersion:
+		return p, "", errors.New(`no "edgebloom" field of version ` + layoutVersion)
+	case len(h) != 8:
+		return p, "", fmt.Errorf("%d fields, want 8", len(h))
+	case !validGeneration(h["generation"]):
+		return p, "", fmt.Errorf("field \"generation\": %q is not a generation", h["generation"])
 	}
 	var errs []error
 	num := func(field string, bits int) uint64 {
@@ -185,9 +234,21 @@ func parseParams(h map[string]string) (params, error) {
 	}
 	p.fpRate = rate
 	if len(errs) > 0 {
-		return p, errors.Join(errs...)
+		return p, "", errors.Join(errs...)
 	}
-	return p, p.check()
+	return p, h["generation"], p.check()
+}
+
+// newGeneration returns a fresh random generation: 128 bits in hex.
+func newGeneration() string {
+	var b [16]byte
+	rand.Read(b[:]) // never fails
+	return hex.EncodeToString(b[:])
+}
+
+func validGeneration(g string) bool {
+	_, err := hex.DecodeString(g)
+	return len(g) == 32 && err == nil
 }
 
 // check validates parameters, from a user or from Redis.
@@ -212,9 +273,11 @@ type Filter struct {
 	c      redis.UniversalClient
 	name   string
 	p      params
+	gen    string        // the filter's generation
 	router *bloom.Filter // nil with one shard
 	bits   []string      // shard i's string
 	counts []string      // shard i's count of new keys
+	gens   []string      // shard i's generation
 	loaded atomic.Bool   // the scripts are known to be loaded
 	batch  int
 }
@@ -247,22 +310,39 @@ func NewWithConfig(ctx context.Context, c redis.UniversalClient, name string, cf
 		return nil, err
 	}
 	f := newFilter(c, name, p)
-	if err := f.checkFree(ctx, false); err != nil {
-		return nil, err
-	}
-	created, err := f.create(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if created {
-		if err := f.allocate(ctx); err != nil {
+	for range 3 {
+		f.gen = newGeneration()
+		if err := f.checkFree(ctx, false); err != nil {
+			var lost *lostError
+			if !cfg.Recreate || !errors.As(err, &lost) {
+				return nil, err
+			}
+			if err := f.deleteLost(ctx, "", lost.gens); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		created, err := f.create(ctx) // on a filter made already, sets f.gen to its generation
+		if err != nil {
+			return nil, err
+		}
+		if created {
+			if err := f.allocate(ctx); err != nil {
+				return nil, err
+			}
+		}
+		err = f.checkShards(ctx)
+		if err == nil {
+			return f, nil
+		}
+		if !cfg.Recreate || !errors.Is(err, ErrLost) {
+			return nil, err
+		}
+		if err := f.deleteLost(ctx, f.gen, nil); err != nil {
 			return nil, err
 		}
 	}
-	if err := f.checkShards(ctx); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return nil, fmt.Errorf("%w: %q was lost again while it was being made anew", ErrLost, name)
 }
 
 // sized chooses the parameters of a new filter.
@@ -336,14 +416,17 @@ func newFilter(c redis.UniversalClient, name string, p params) *Filter {
 	}
 	f.bits = make([]string, p.shards)
 	f.counts = make([]string, p.shards)
+	f.gens = make([]string, p.shards)
 	for i := range f.bits {
 		f.bits[i] = name + ":" + strconv.Itoa(i)
 		// The count shares the slot of the bits: through the name's hash
 		// tag when it has one, else through a tag that is the bits' key.
 		if hashTag(name) != "" {
 			f.counts[i] = f.bits[i] + ":n"
+			f.gens[i] = f.bits[i] + ":g"
 		} else {
 			f.counts[i] = "{" + f.bits[i] + "}:n"
+			f.gens[i] = "{" + f.bits[i] + "}:g"
 		}
 	}
 	return f
@@ -363,11 +446,12 @@ func Open(ctx context.Context, c redis.UniversalClient, name string) (*Filter, e
 	if len(h) == 0 {
 		return nil, fmt.Errorf("%w: %q", ErrNotFound, name)
 	}
-	p, err := parseParams(h)
+	p, gen, err := parseParams(h)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %q: %v", ErrNotFilter, name, err)
 	}
 	f := newFilter(c, name, p)
+	f.gen = gen
 	if err := f.checkShards(ctx); err != nil {
 		return nil, err
 	}
@@ -375,33 +459,76 @@ func Open(ctx context.Context, c redis.UniversalClient, name string) (*Filter, e
 }
 
 // wrap adds the operation and key to an error from Redis, and maps a
-// WRONGTYPE reply to ErrNotFilter.
+// WRONGTYPE reply to ErrNotFilter and the scripts' EDGEBLOOM replies to
+// ErrLost, ErrRecreated and ErrCorrupt.
 func (f *Filter) wrap(op, key string, err error) error {
 	if isWrongType(err) {
 		return fmt.Errorf("%w: %s %q: key %q holds another type (%v)", ErrNotFilter, op, f.name, key, err)
 	}
 	if redis.HasErrorPrefix(err, "EDGEBLOOM") {
-		return fmt.Errorf("%w: %s %q: %s", ErrCorrupt, op, f.name, strings.TrimPrefix(err.Error(), "EDGEBLOOM "))
+		code, detail, _ := strings.Cut(strings.TrimPrefix(err.Error(), "EDGEBLOOM "), " ")
+		base := ErrCorrupt
+		switch code {
+		case "LOST":
+			base = ErrLost
+		case "RECREATED":
+			base = ErrRecreated
+		}
+		return fmt.Errorf("%w: %s %q: %s", base, op, f.name, detail)
 	}
 	return fmt.Errorf("redisfilter: %s %q: %w", op, f.name, err)
+}
+
+// lost refines an error wrapping ErrLost: when the name's parameters now
+// hold another generation, the filter was not only lost but made anew, and
+// the error wraps ErrRecreated.
+func (f *Filter) lost(ctx context.Context, err error) error {
+	if !errors.Is(err, ErrLost) {
+		return err
+	}
+	if gen, gerr := f.c.HGet(ctx, f.name, "generation").Result(); gerr == nil && gen != f.gen {
+		return fmt.Errorf("%w: %q was lost and made again (generation %s, this handle's %s); %v", ErrRecreated, f.name, gen, f.gen, err)
+	}
+	return err
 }
 
 func isWrongType(err error) bool {
 	return err != nil && strings.Contains(err.Error(), "WRONGTYPE")
 }
 
+// A lostError is the ErrLost of New when the name's parameters are gone
+// and keys of its shards are left: gens holds the generation found at each
+// shard ("" where none), so that deleteLost deletes only those.
+type lostError struct {
+	name string
+	gens []string
+}
+
+func (e *lostError) Error() string {
+	return fmt.Sprintf("%v: %q: its parameters are gone, keys of its shards are left; with Recreate, New or Restore deletes them and makes the filter anew", ErrLost, e.name)
+}
+
+func (e *lostError) Unwrap() error { return ErrLost }
+
 // checkFree refuses to make a filter over keys that hold data: any of its
 // keys when all is true (Restore), else its shards' keys while its
 // parameters are absent (New; when they exist, create compares them).
+// Shard keys with a generation are what is left of a lost filter: the
+// error is then a *lostError.
 func (f *Filter) checkFree(ctx context.Context, all bool) error {
 	keys := f.Keys()
 	types := make([]*redis.StatusCmd, len(keys))
+	gens := make([]*redis.StringCmd, len(f.gens))
 	_, _ = f.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 		for i, key := range keys {
 			types[i] = pipe.Type(ctx, key)
 		}
+		for i, key := range f.gens {
+			gens[i] = pipe.Get(ctx, key)
+		}
 		return nil
 	})
+	var taken error
 	for i, t := range types {
 		switch {
 		case t.Err() != nil:
@@ -411,11 +538,25 @@ func (f *Filter) checkFree(ctx context.Context, all bool) error {
 			return nil
 		case i == 0:
 			return fmt.Errorf("%w: %q exists (a %s); delete it first", ErrExists, f.name, t.Val())
-		default:
-			return fmt.Errorf("%w: %q does not exist, but its key %q holds a %s", ErrExists, f.name, keys[i], t.Val())
+		case taken == nil:
+			taken = fmt.Errorf("%w: %q does not exist, but its key %q holds a %s", ErrExists, f.name, keys[i], t.Val())
 		}
 	}
-	return nil
+	if taken == nil {
+		return nil
+	}
+	lost := &lostError{name: f.name, gens: make([]string, len(gens))}
+	found := false
+	for i, g := range gens {
+		v, err := g.Result()
+		if err == nil && validGeneration(v) {
+			lost.gens[i], found = v, true
+		}
+	}
+	if found && !all {
+		return lost
+	}
+	return taken
 }
 
 // createScript writes the parameter hash when the key is free, atomically,
@@ -429,11 +570,11 @@ end
 return redis.call('HGETALL', KEYS[1])
 `)
 
-// create writes f's parameters unless the name holds a filter already, and
-// checks that one's parameters against f's. It reports whether it wrote
-// them.
+// create writes f's parameters and generation unless the name holds a
+// filter already, and checks that one's parameters against f's: when they
+// match, f takes its generation. It reports whether it wrote them.
 func (f *Filter) create(ctx context.Context) (bool, error) {
-	res, err := createScript.Run(ctx, f.c, []string{f.name}, f.p.fields()...).Result()
+	res, err := createScript.Run(ctx, f.c, []string{f.name}, f.p.fields(f.gen)...).Result()
 	if err != nil {
 		return false, f.wrap("create", f.name, err)
 	}
@@ -447,21 +588,25 @@ func (f *Filter) create(ctx context.Context) (bool, error) {
 		v, _ := fields[i+1].(string)
 		h[k] = v
 	}
-	p, err := parseParams(h)
+	p, gen, err := parseParams(h)
 	if err != nil {
 		return false, fmt.Errorf("%w: %q: %v", ErrNotFilter, f.name, err)
 	}
 	if p != f.p {
 		return false, fmt.Errorf("%w: %q has %s; asked for %s", ErrMismatch, f.name, p.String(), f.p.String())
 	}
+	f.gen = gen
 	return false, nil
 }
 
 // allocScript makes a shard at its full length, ARGV[1] bytes of zeros,
-// unless the key exists: a second maker must not clear the last byte.
+// and its generation, ARGV[2], together, unless the shard exists: a second
+// maker must not clear the last byte. KEYS are the bits and the
+// generation.
 var allocScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then
+if redis.call('EXISTS', KEYS[1]) == 0 and redis.call('EXISTS', KEYS[2]) == 0 then
 	redis.call('SETRANGE', KEYS[1], tonumber(ARGV[1]) - 1, '\0')
+	redis.call('SET', KEYS[2], ARGV[2])
 end
 return redis.call('STRLEN', KEYS[1])
 `)
@@ -470,8 +615,8 @@ return redis.call('STRLEN', KEYS[1])
 func (f *Filter) allocate(ctx context.Context) error {
 	cmds := make([]*redis.Cmd, len(f.bits))
 	_, _ = f.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i, key := range f.bits {
-			cmds[i] = allocScript.Eval(ctx, pipe, []string{key}, f.payloadLen())
+		for i := range f.bits {
+			cmds[i] = allocScript.Eval(ctx, pipe, []string{f.bits[i], f.gens[i]}, f.payloadLen(), f.gen)
 		}
 		return nil
 	})
@@ -483,31 +628,85 @@ func (f *Filter) allocate(ctx context.Context) error {
 	return nil
 }
 
+// delShardScript deletes a shard's keys (bits, generation, count) when its
+// generation is ARGV[1], or absent: what is left of a lost filter, and
+// never the shard of a filter made since.
+var delShardScript = redis.NewScript(`
+local gen = redis.call('GET', KEYS[2])
+if gen and gen ~= ARGV[1] then
+	return 0
+end
+return redis.call('DEL', KEYS[1], KEYS[2], KEYS[3])
+`)
+
+// delParamsScript deletes the parameter hash when its generation is
+// ARGV[1].
+var delParamsScript = redis.NewScript(`
+if redis.call('HGET', KEYS[1], 'generation') == ARGV[1] then
+	return redis.call('DEL', KEYS[1])
+end
+return 0
+`)
+
+// deleteLost deletes what is left of a lost filter: the keys of shard i
+// when its generation is gens[i] (gen when gens is nil) or absent, then the
+// parameters when their generation is gen. Keys of a filter made since,
+// with another generation, stay.
+func (f *Filter) deleteLost(ctx context.Context, gen string, gens []string) error {
+	for i := range f.bits {
+		want := gen
+		if gens != nil {
+			want = gens[i]
+		}
+		if err := delShardScript.Run(ctx, f.c, []string{f.bits[i], f.gens[i], f.counts[i]}, want).Err(); err != nil {
+			return f.wrap("delete the lost", f.bits[i], err)
+		}
+	}
+	if gen == "" {
+		return nil
+	}
+	if err := delParamsScript.Run(ctx, f.c, []string{f.name}, gen).Err(); err != nil {
+		return f.wrap("delete the lost", f.name, err)
+	}
+	return nil
+}
+
 // shardWait is how long New and Open wait for shards that are missing: the
 // process that made the filter may be making them.
 const shardWait = 2 * time.Second
 
-// checkShards checks that every shard is a string of its payload's length,
-// waiting up to shardWait for missing ones.
+// checkShards checks that every shard is a string of its payload's length
+// with f's generation, waiting up to shardWait for missing ones.
 func (f *Filter) checkShards(ctx context.Context) error {
 	deadline := time.Now().Add(shardWait)
 	for {
-		cmds := make([]*redis.IntCmd, len(f.bits))
+		lens := make([]*redis.IntCmd, len(f.bits))
+		gens := make([]*redis.StringCmd, len(f.bits))
 		_, _ = f.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-			for i, key := range f.bits {
-				cmds[i] = pipe.StrLen(ctx, key)
+			for i := range f.bits {
+				lens[i] = pipe.StrLen(ctx, f.bits[i])
+				gens[i] = pipe.Get(ctx, f.gens[i])
 			}
 			return nil
 		})
 		missing := -1
-		for i, cmd := range cmds {
-			n, err := cmd.Result()
-			switch {
-			case err != nil:
+		for i := range f.bits {
+			n, err := lens[i].Result()
+			if err != nil {
 				return f.wrap("check", f.bits[i], err)
-			case n == 0 && missing < 0:
-				missing = i
-			case n != 0 && uint64(n) != f.payloadLen():
+			}
+			gen, err := gens[i].Result()
+			if err != nil && err != redis.Nil {
+				return f.wrap("check", f.gens[i], err)
+			}
+			switch {
+			case n == 0 || err == redis.Nil:
+				if missing < 0 {
+					missing = i
+				}
+			case gen != f.gen:
+				return fmt.Errorf("%w: shard %q of %q belongs to another filter (generation %s, want %s)", ErrCorrupt, f.bits[i], f.name, gen, f.gen)
+			case uint64(n) != f.payloadLen():
 				return fmt.Errorf("%w: %q is %d bytes, want %d", ErrCorrupt, f.bits[i], n, f.payloadLen())
 			}
 		}
@@ -515,7 +714,7 @@ func (f *Filter) checkShards(ctx context.Context) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%w: shard %q of %q is missing (deleted, evicted or lost)", ErrCorrupt, f.bits[missing], f.name)
+			return fmt.Errorf("%w: shard %q of %q is missing (Redis restarted without its data, or evicted or deleted it); with Recreate, New or Restore makes the filter anew", ErrLost, f.bits[missing], f.name)
 		}
 		select {
 		case <-ctx.Done():
@@ -560,12 +759,12 @@ func (f *Filter) Capacity() uint64 { return f.p.capacity * uint64(f.p.shards) }
 // when it was restored from a filter of explicit size.
 func (f *Filter) TargetFPR() float64 { return f.p.fpRate }
 
-// Keys returns the Redis keys of the filter: its parameters, then the bits
-// and the count of each shard.
+// Keys returns the Redis keys of the filter: its parameters, then the bits,
+// the count and the generation of each shard.
 func (f *Filter) Keys() []string {
 	keys := []string{f.name}
 	for i := range f.bits {
-		keys = append(keys, f.bits[i], f.counts[i])
+		keys = append(keys, f.bits[i], f.counts[i], f.gens[i])
 	}
 	return keys
 }
@@ -589,29 +788,53 @@ func (f *Filter) appendOffsets(dst []any, key string) []any {
 	return dst
 }
 
-// The scripts check first that the shard is a string of its full length,
-// ARGV[1] bytes, so that a missing shard is an error and not a row of zeros.
-// ARGV[2] is k; then come the k offsets of each key.
+// The scripts check first that the shard belongs to the handle's filter:
+// its generation, KEYS[2], is ARGV[3] (a shard whose generation is gone was
+// lost; one with another generation belongs to a filter made since), and
+// its bits, KEYS[1], are a string of the full length, ARGV[1] bytes, so
+// that a missing shard is an error and not a row of zeros. ARGV[2] is k,
+// ARGV[4] the largest count the shard may hold (bloom.MaxCountPerBit·m);
+// then come the k offsets of each key, from ARGV[5].
 const checkShard = `
+local gen = redis.call('GET', KEYS[2])
+if gen ~= ARGV[3] then
+	if not gen then
+		return redis.error_reply('EDGEBLOOM LOST shard ' .. KEYS[1] .. ' has lost its generation (Redis restarted without its data, or evicted or deleted it)')
+	end
+	return redis.error_reply('EDGEBLOOM RECREATED shard ' .. KEYS[1] .. ' belongs to a filter made since (generation ' .. gen .. ', want ' .. ARGV[3] .. ')')
+end
 local size = redis.call('STRLEN', KEYS[1])
 if size ~= tonumber(ARGV[1]) then
 	if size == 0 then
-		return redis.error_reply('EDGEBLOOM shard ' .. KEYS[1] .. ' is missing (deleted, evicted or lost)')
+		return redis.error_reply('EDGEBLOOM LOST shard ' .. KEYS[1] .. ' is missing (Redis restarted without its data, or evicted or deleted it)')
 	end
-	return redis.error_reply('EDGEBLOOM shard ' .. KEYS[1] .. ' is ' .. size .. ' bytes, want ' .. ARGV[1])
+	return redis.error_reply('EDGEBLOOM CORRUPT shard ' .. KEYS[1] .. ' is ' .. size .. ' bytes, want ' .. ARGV[1])
 end
 local k = tonumber(ARGV[2])
+local n = (#ARGV - 4) / k
 local out = {}
 `
 
 // addScript sets the bits of keys in one shard. It returns, for each key, 1
 // when one of its bits was 0, and adds the number of such keys to the
-// shard's count, KEYS[2]. A script runs atomically: of concurrent adds of
-// one key, exactly one finds a 0.
+// shard's count, KEYS[3]. A script runs atomically: of concurrent adds of
+// one key, exactly one finds a 0. The count is checked before any bit is
+// set: a count that is not a number, or that this call could take past
+// ARGV[4], is an error that changes nothing, so INCRBY, last, cannot fail
+// and an add never stops half-way. (Each key counted sets a bit, so a
+// count within bounds stays within them: restored counts are at most
+// (bloom.MaxCountPerBit-1)·m.)
 var addScript = redis.NewScript(checkShard + `
+local count = redis.call('GET', KEYS[3])
+if count then
+	local max = tonumber(ARGV[4])
+	if not string.match(count, '^%d+$') or #count > 15 or tonumber(count) + math.min(n, max) > max then
+		return redis.error_reply('EDGEBLOOM CORRUPT count ' .. KEYS[3] .. ' is ' .. string.sub(count, 1, 40) .. ', more than the bits can hold or not a number')
+	end
+end
 local added = 0
-local j = 3
-for i = 1, (#ARGV - 2) / k do
+local j = 5
+for i = 1, n do
 	local new = 0
 	for _ = 1, k do
 		if redis.call('SETBIT', KEYS[1], ARGV[j], 1) == 0 then new = 1 end
@@ -620,15 +843,15 @@ for i = 1, (#ARGV - 2) / k do
 	out[i] = new
 	added = added + new
 end
-if added > 0 then redis.call('INCRBY', KEYS[2], added) end
+if added > 0 then redis.call('INCRBY', KEYS[3], added) end
 return out
 `)
 
 // hasScript reads the bits of keys in one shard and returns, for each key,
 // 1 when all of its bits are set.
 var hasScript = redis.NewScript(checkShard + `
-local j = 3
-for i = 1, (#ARGV - 2) / k do
+local j = 5
+for i = 1, n do
 	local has = 1
 	for m = 0, k - 1 do
 		if redis.call('GETBIT', KEYS[1], ARGV[j + m]) == 0 then
@@ -640,6 +863,15 @@ for i = 1, (#ARGV - 2) / k do
 	j = j + k
 end
 return out
+`)
+
+// statScript returns the count of a shard, KEYS[3], and with ARGV[5] = 1
+// the number of its bits set, after checking that the shard is the
+// handle's.
+var statScript = redis.NewScript(checkShard + `
+local bits = 0
+if ARGV[5] == '1' then bits = redis.call('BITCOUNT', KEYS[1]) end
+return {redis.call('GET', KEYS[3]) or '0', bits}
 `)
 
 // Add adds key and reports whether it was new, that is whether at least one
@@ -662,9 +894,9 @@ func (f *Filter) Has(ctx context.Context, key string) (bool, error) {
 func (f *Filter) one(ctx context.Context, s *redis.Script, op, key string) (bool, error) {
 	sh := f.shard(key)
 	args := f.appendOffsets(f.scriptArgs(1), key)
-	res, err := s.Run(ctx, f.c, f.scriptKeys(s, sh), args...).Int64Slice()
+	res, err := s.Run(ctx, f.c, f.scriptKeys(sh), args...).Int64Slice()
 	if err != nil {
-		return false, f.wrap(op, f.bits[sh], err)
+		return false, f.lost(ctx, f.wrap(op, f.bits[sh], err))
 	}
 	if len(res) != 1 {
 		return false, fmt.Errorf("redisfilter: %s %q: script answered %d values for 1 key", op, f.name, len(res))
@@ -672,17 +904,19 @@ func (f *Filter) one(ctx context.Context, s *redis.Script, op, key string) (bool
 	return res[0] == 1, nil
 }
 
-// scriptArgs starts the arguments of a script call for n keys.
+// scriptArgs starts the arguments of a script call for n keys (see
+// checkShard).
 func (f *Filter) scriptArgs(n int) []any {
-	return append(make([]any, 0, 2+n*int(f.p.k)), f.payloadLen(), f.p.k)
+	return append(make([]any, 0, 4+n*int(f.p.k)), f.payloadLen(), f.p.k, f.gen, f.maxCount())
 }
 
-// scriptKeys returns the keys of a script call on shard sh.
-func (f *Filter) scriptKeys(s *redis.Script, sh int) []string {
-	if s == addScript {
-		return []string{f.bits[sh], f.counts[sh]}
-	}
-	return []string{f.bits[sh]}
+// maxCount is the largest count a shard may hold, that of the decoders.
+func (f *Filter) maxCount() uint64 { return bloom.MaxCountPerBit * f.p.m }
+
+// scriptKeys returns the keys of a script call on shard sh: its bits,
+// generation and count, all in one Cluster slot.
+func (f *Filter) scriptKeys(sh int) []string {
+	return []string{f.bits[sh], f.gens[sh], f.counts[sh]}
 }
 
 // payloadLen is the length of a shard's payload in the portable format.
@@ -753,7 +987,7 @@ func (f *Filter) runWindow(ctx context.Context, s *redis.Script, op string, keys
 	for attempt := 0; ; attempt++ {
 		_, _ = f.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
 			for _, c := range calls {
-				c.cmd = s.EvalSha(ctx, pipe, f.scriptKeys(s, c.shard), c.args...)
+				c.cmd = s.EvalSha(ctx, pipe, f.scriptKeys(c.shard), c.args...)
 			}
 			return nil
 		})
@@ -766,7 +1000,7 @@ func (f *Filter) runWindow(ctx context.Context, s *redis.Script, op string, keys
 			case redis.HasErrorPrefix(err, "NOSCRIPT") && attempt == 0:
 				again = append(again, c)
 			case err != nil:
-				return f.wrap(op, f.bits[c.shard], err)
+				return f.lost(ctx, f.wrap(op, f.bits[c.shard], err))
 			case len(res) != len(c.idx):
 				return fmt.Errorf("redisfilter: %s %q: script answered %d values for %d keys", op, f.name, len(res), len(c.idx))
 			default:
@@ -788,7 +1022,7 @@ func (f *Filter) runWindow(ctx context.Context, s *redis.Script, op string, keys
 // loadScripts loads the scripts into Redis (every master of a Cluster), so
 // that pipelines can call them by SHA-1.
 func (f *Filter) loadScripts(ctx context.Context) error {
-	for _, s := range []*redis.Script{addScript, hasScript} {
+	for _, s := range []*redis.Script{addScript, hasScript, statScript} {
 		if err := s.Load(ctx, f.c).Err(); err != nil {
 			return f.wrap("load the scripts of", f.name, err)
 		}
@@ -799,7 +1033,7 @@ func (f *Filter) loadScripts(ctx context.Context) error {
 // Count returns the number of keys added that were new, summed over the
 // shards: the Count of the filter Snapshot writes.
 func (f *Filter) Count(ctx context.Context) (uint64, error) {
-	counts, err := f.shardCounts(ctx)
+	counts, _, err := f.stats(ctx, false)
 	var n uint64
 	for _, c := range counts {
 		n += c
@@ -807,70 +1041,59 @@ func (f *Filter) Count(ctx context.Context) (uint64, error) {
 	return n, err
 }
 
-// shardCounts reads every shard's count; a missing count is 0.
-func (f *Filter) shardCounts(ctx context.Context) ([]uint64, error) {
-	cmds := make([]*redis.StringCmd, len(f.counts))
-	_, _ = f.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i, key := range f.counts {
-			cmds[i] = pipe.Get(ctx, key)
-		}
-		return nil
-	})
-	out := make([]uint64, len(cmds))
-	for i, cmd := range cmds {
-		s, err := cmd.Result()
-		if err == redis.Nil {
-			continue
-		}
-		if err != nil {
-			return nil, f.wrap("read the count of", f.counts[i], err)
-		}
-		if out[i], err = strconv.ParseUint(s, 10, 64); err != nil {
-			return nil, fmt.Errorf("%w: %q: count %q is no number", ErrCorrupt, f.counts[i], s)
-		}
-	}
-	return out, nil
-}
-
 // SetBits returns the number of bits set in all shards (BITCOUNT).
 func (f *Filter) SetBits(ctx context.Context) (uint64, error) {
-	cmds := make([]*redis.IntCmd, len(f.bits))
+	_, bits, err := f.stats(ctx, true)
+	return bits, err
+}
+
+// stats reads every shard's count and, withBits, the bits set in all
+// shards, with the checks of the scripts: the shards are the handle's
+// filter, whole. A missing count is 0.
+func (f *Filter) stats(ctx context.Context, withBits bool) (counts []uint64, bits uint64, err error) {
+	cmds := make([]*redis.Cmd, len(f.bits))
 	_, _ = f.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i, key := range f.bits {
-			cmds[i] = pipe.BitCount(ctx, key, nil)
+		for i := range f.bits {
+			cmds[i] = statScript.Eval(ctx, pipe, f.scriptKeys(i), append(f.scriptArgs(0), withBits)...)
 		}
 		return nil
 	})
-	var n uint64
+	counts = make([]uint64, len(cmds))
 	for i, cmd := range cmds {
-		v, err := cmd.Result()
+		res, err := cmd.Slice()
 		if err != nil {
-			return 0, f.wrap("count the bits of", f.bits[i], err)
+			return nil, 0, f.lost(ctx, f.wrap("read the count of", f.bits[i], err))
 		}
-		n += uint64(v)
+		s, _ := res[0].(string)
+		set, _ := res[1].(int64)
+		if counts[i], err = f.parseCount(i, s); err != nil {
+			return nil, 0, err
+		}
+		bits += uint64(set)
+	}
+	return counts, bits, nil
+}
+
+// parseCount reads shard sh's count, which must be a number no larger than
+// maxCount.
+func (f *Filter) parseCount(sh int, s string) (uint64, error) {
+	n, err := strconv.ParseUint(s, 10, 64)
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("%w: %q: count %q is no number", ErrCorrupt, f.counts[sh], s)
+	case n > f.maxCount():
+		return 0, fmt.Errorf("%w: %q: count %d, more than the %d a shard of %d bits can have counted", ErrCorrupt, f.counts[sh], n, f.maxCount(), f.p.m)
 	}
 	return n, nil
 }
 
 // Delete removes the filter from Redis: its parameters first, so that no
-// process opens it half deleted, then its shards. Handles on it keep
-// working on empty shards until their processes open it again.
+// process opens it half deleted, then its shards. Only keys of the handle's
+// filter are deleted: a filter made under the name since (ErrRecreated)
+// stays. Handles on the filter get ErrLost or ErrRecreated from then on.
 func (f *Filter) Delete(ctx context.Context) error {
-	if err := f.c.Del(ctx, f.name).Err(); err != nil {
+	if err := delParamsScript.Run(ctx, f.c, []string{f.name}, f.gen).Err(); err != nil {
 		return f.wrap("delete", f.name, err)
 	}
-	cmds := make([]*redis.IntCmd, 0, 2*len(f.bits))
-	_, _ = f.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		for i := range f.bits {
-			// One key a command: the keys lie in different Cluster slots.
-			cmds = append(cmds, pipe.Del(ctx, f.bits[i]), pipe.Del(ctx, f.counts[i]))
-		}
-		return nil
-	})
-	for _, cmd := range cmds {
-		if err := cmd.Err(); err != nil {
-			return f.wrap("delete", cmd.Args()[1].(string), err)
-		}
-	}
-	return nil
+	return f.deleteLost(ctx, "", slices.Repeat([]string{f.gen}, len(f.bits)))
 }

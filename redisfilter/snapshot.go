@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/snapshot"
@@ -74,32 +73,19 @@ func (f *Filter) WriteSnapshot(ctx context.Context, w io.Writer) (int64, error) 
 }
 
 func (f *Filter) writeShard(ctx context.Context, w io.Writer, sh int) (int64, error) {
-	var count *redis.StringCmd
-	var strlen *redis.IntCmd
-	_, _ = f.c.Pipelined(ctx, func(pipe redis.Pipeliner) error {
-		count = pipe.Get(ctx, f.counts[sh])
-		strlen = pipe.StrLen(ctx, f.bits[sh])
-		return nil
-	})
-	var n uint64
-	switch s, err := count.Result(); {
-	case err == redis.Nil:
-	case err != nil:
-		return 0, f.wrap("read the count of", f.counts[sh], err)
-	default:
-		if n, err = strconv.ParseUint(s, 10, 64); err != nil {
-			return 0, fmt.Errorf("%w: %q: count %q is no number", ErrCorrupt, f.counts[sh], s)
-		}
-	}
-	size, err := strlen.Result()
+	// The checks of the scripts first: the shard is the handle's filter,
+	// whole, and its count within bounds, so the record passes the decoder.
+	res, err := statScript.Run(ctx, f.c, f.scriptKeys(sh), append(f.scriptArgs(0), false)...).Slice()
 	if err != nil {
-		return 0, f.wrap("read", f.bits[sh], err)
+		return 0, f.lost(ctx, f.wrap("read", f.bits[sh], err))
 	}
-	if uint64(size) != f.payloadLen() {
-		return 0, fmt.Errorf("%w: %q is %d bytes, want %d", ErrCorrupt, f.bits[sh], size, f.payloadLen())
+	s, _ := res[0].(string)
+	n, err := f.parseCount(sh, s)
+	if err != nil {
+		return 0, err
 	}
 	info := bloom.Info{Seed: f.p.seed, Bits: f.p.m, Hashes: f.p.k, Count: n, Capacity: f.p.capacity, FPRate: f.p.fpRate}
-	r := &shardReader{ctx: ctx, f: f, key: f.bits[sh], size: uint64(size)}
+	r := &shardReader{ctx: ctx, f: f, key: f.bits[sh], size: f.payloadLen()}
 	written, err := bloom.WriteClassic(w, info, r)
 	if r.err != nil {
 		err = r.err // the Redis error, not what WriteClassic made of it
@@ -158,6 +144,22 @@ func (r *shardReader) Read(p []byte) (int, error) {
 // the end is not excluded: Restore then reports ErrExists, and the shards
 // hold both filters' bits.)
 func Restore(ctx context.Context, c redis.UniversalClient, name string, data []byte, maxBits uint64) (*Filter, error) {
+	return RestoreWithOptions(ctx, c, name, data, maxBits, RestoreOptions{})
+}
+
+// RestoreOptions are the options of RestoreWithOptions.
+type RestoreOptions struct {
+	// Recreate lets Restore replace a lost filter (ErrLost: some of its
+	// keys are gone): what is left of it is deleted first. Handles on it
+	// then get ErrRecreated. A whole filter under the name is never
+	// replaced (ErrExists).
+	Recreate bool
+
+	_ struct{}
+}
+
+// RestoreWithOptions is Restore with options.
+func RestoreWithOptions(ctx context.Context, c redis.UniversalClient, name string, data []byte, maxBits uint64, opts RestoreOptions) (*Filter, error) {
 	if err := checkName(name); err != nil {
 		return nil, err
 	}
@@ -189,11 +191,20 @@ func Restore(ctx context.Context, c redis.UniversalClient, name string, data []b
 		capacity: first.Capacity(), fpRate: first.TargetFPR()}
 	for i, sh := range shards {
 		q := params{shards: p.shards, m: sh.NumBits(), k: sh.NumHashes(), seed: sh.Seed(), capacity: sh.Capacity(), fpRate: sh.TargetFPR()}
-		if q != p {
+		switch {
+		case q != p:
 			return nil, fmt.Errorf("redisfilter: restore %q: shard %d has %s, shard 0 %s; a filter in Redis has one size for all shards", name, i, q, p)
+		case sh.Count() > (bloom.MaxCountPerBit-1)*p.m:
+			// Adds may raise a count by one a bit set, and the scripts
+			// refuse one past bloom.MaxCountPerBit·m.
+			return nil, fmt.Errorf("redisfilter: restore %q: %w: shard %d counts %d keys, more than the %d its %d bits can have counted", name, bloom.ErrCorrupt, i, sh.Count(), (bloom.MaxCountPerBit-1)*p.m, p.m)
 		}
 	}
 	f := newFilter(c, name, p)
+	f.gen = newGeneration()
+	if err := f.clearLost(ctx, opts.Recreate); err != nil {
+		return nil, err
+	}
 	if err := f.checkFree(ctx, true); err != nil {
 		return nil, err
 	}
@@ -213,7 +224,8 @@ func Restore(ctx context.Context, c redis.UniversalClient, name string, data []b
 	return f, nil
 }
 
-// writeShardBits writes a shard's payload, whole, and its count.
+// writeShardBits writes a shard's payload, whole, its count, and last its
+// generation.
 func (f *Filter) writeShardBits(ctx context.Context, sh int, payload []byte, count uint64) error {
 	for off := 0; off < len(payload); off += chunk {
 		piece := payload[off:min(len(payload), off+chunk)]
@@ -226,5 +238,39 @@ func (f *Filter) writeShardBits(ctx context.Context, sh int, payload []byte, cou
 			return f.wrap("restore", f.counts[sh], err)
 		}
 	}
+	if err := f.c.Set(ctx, f.gens[sh], f.gen, 0).Err(); err != nil {
+		return f.wrap("restore", f.gens[sh], err)
+	}
 	return nil
+}
+
+// clearLost finds what is left of a lost filter under f's name (ErrLost):
+// with del it deletes it; without, it returns the error wrapping ErrLost.
+// It returns nil when no filter under the name is lost: the name is free,
+// holds a whole filter, or something else (checkFree then says what).
+func (f *Filter) clearLost(ctx context.Context, del bool) error {
+	h, err := f.c.HGetAll(ctx, f.name).Result()
+	if err != nil {
+		return f.wrap("check", f.name, err)
+	}
+	if len(h) == 0 {
+		var lost *lostError
+		if !errors.As(f.checkFree(ctx, false), &lost) {
+			return nil
+		}
+		if !del {
+			return lost
+		}
+		return f.deleteLost(ctx, "", lost.gens)
+	}
+	p, gen, err := parseParams(h)
+	if err != nil {
+		return nil
+	}
+	old := newFilter(f.c, f.name, p)
+	old.gen = gen
+	if err := old.checkShards(ctx); !errors.Is(err, ErrLost) || !del {
+		return err
+	}
+	return old.deleteLost(ctx, gen, nil)
 }

@@ -17,12 +17,15 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name: "push",
-		args: "[--name N] [--cluster] FILE URL",
+		args: "[--name N] [--cluster] [--recreate] FILE URL",
 		about: `Push copies the filter in FILE into Redis at URL (redis://[user:password@]host:port/db,
 rediss:// for TLS, unix://path) as the filter called N, by default FILE's
 name without its extension. FILE holds a classic filter, or a sharded snapshot
 of the edge service or of pull. The name must be free in Redis: delete the
-old filter first to replace it. Go programs then use it with package
+old filter first to replace it. When the filter under the name was lost
+(Redis restarted without its data, or evicted keys of it), push says so and
+replaces it only with --recreate; processes still using the lost filter
+then get errors, never its answers. Go programs then use it with package
 redisfilter, and check and add with --redis.`,
 		flags: pushFlags,
 	}, &command{
@@ -90,10 +93,17 @@ func defaultName(path string) string {
 }
 
 // redisError drops the "redisfilter: " that package redisfilter starts its
-// errors with: after "edgebloom: cmd:" it says nothing more.
+// errors with: after "edgebloom: cmd:" it says nothing more. A filter that
+// is lost gets the command that replaces it.
 func redisError(err error) error {
-	if err == nil {
+	switch {
+	case err == nil:
 		return nil
+	case errors.Is(err, redisfilter.ErrRecreated):
+		err = fmt.Errorf("%w (run the command again to use the filter that has the name now)", err)
+	case errors.Is(err, redisfilter.ErrLost):
+		// The library's detail names a shard and its own option.
+		err = fmt.Errorf("%w (Redis restarted without its data, or evicted or deleted some); to replace the filter from a file: edgebloom push --recreate FILE URL", redisfilter.ErrLost)
 	}
 	return trimmedPrefix{err, "redisfilter: "}
 }
@@ -108,6 +118,7 @@ func (t trimmedPrefix) Unwrap() error { return t.error }
 
 func pushFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	o := redisTargetFlags(fs, false)
+	recreate := fs.Bool("recreate", false, "replace a lost filter of the same name (its keys gone from Redis)")
 	return func(e *env, args []string) (int, error) {
 		if len(args) != 2 {
 			return 2, fmt.Errorf("want FILE and URL, got %d arguments", len(args))
@@ -133,7 +144,7 @@ func pushFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 			return 2, err
 		}
 		defer c.Close()
-		f, err := redisfilter.Restore(context.Background(), c, o.name, data, maxBits)
+		f, err := redisfilter.RestoreWithOptions(context.Background(), c, o.name, data, maxBits, redisfilter.RestoreOptions{Recreate: *recreate})
 		if err != nil {
 			return 2, redisError(err)
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/redisfilter"
 	"github.com/edgebloom/edgebloom/redisfilter/redistest"
 )
@@ -131,4 +132,64 @@ func TestRedisCluster(t *testing.T) {
 	if !bytes.Equal(got, want) {
 		t.Fatal("pull --cluster differs from the file given the same keys")
 	}
+}
+
+// TestRedisLost: a filter whose keys Redis lost is refused by check and add
+// with one line saying how to replace it, push refuses to replace it
+// silently, and push --recreate replaces it. A file counting more keys than
+// its bits can have counted is never pushed.
+func TestRedisLost(t *testing.T) {
+	srv := redistest.Start(t)
+	url := srv.URL()
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 1000), 0, "build", "-n", "5000", "-o", "crawl.bloom")
+	expect(t, dir, "", 0, "push", "crawl.bloom", url)
+	// Redis evicts the bits (or loses them): the parameters are left.
+	if err := srv.Client().Del(context.Background(), "crawl:0").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"check", "--redis", url, "--name", "crawl", "https://example.com/page/1?x=1"},
+		{"add", "--redis", url, "--name", "crawl", "https://example.com/page/1?x=1"},
+		{"push", "crawl.bloom", url},
+	} {
+		r := expect(t, dir, "", 2, args...)
+		if !strings.Contains(r.stderr, "gone from Redis") || !strings.Contains(r.stderr, "edgebloom push --recreate FILE URL") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s of a lost filter: stderr %q; want one line saying it is gone and how to replace it", args[0], r.stderr)
+		}
+	}
+	expect(t, dir, "", 0, "push", "--recreate", "crawl.bloom", url)
+	expect(t, dir, urls(0, 1000), 0, "check", "-q", "--redis", url, "--name", "crawl")
+	r := expect(t, dir, "", 2, "push", "--recreate", "crawl.bloom", url)
+	if !strings.Contains(r.stderr, "exists") {
+		t.Errorf("push --recreate over a whole filter: stderr %q; want it refused", r.stderr)
+	}
+
+	// A record counting more keys than its bits can have counted.
+	info, err := bloom.Inspect(must(os.ReadFile(filepath.Join(dir, "crawl.bloom")))[:bloom.HeaderSize], bloom.MaxBits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, count := range []uint64{1<<63 - 1, (bloom.MaxCountPerBit-1)*info.Bits + 1} {
+		info.Count = count
+		var rec bytes.Buffer
+		if _, err := bloom.WriteClassic(&rec, info, bytes.NewReader(make([]byte, 8*((info.Bits+63)/64)))); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "many.bloom"), rec.String())
+		r := expect(t, dir, "", 2, "push", "many.bloom", url)
+		if !strings.Contains(r.stderr, "corrupt filter") {
+			t.Errorf("push of a count of %d: stderr %q; want it refused as corrupt", count, r.stderr)
+		}
+	}
+	if n, _ := srv.Client().Exists(context.Background(), "many").Result(); n != 0 {
+		t.Errorf("a refused push made the filter")
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
