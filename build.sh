@@ -9,6 +9,8 @@
 #   test-go    Go tests: lint, host (+race), GOARCH=386, GOOS=js GOARCH=wasm, fuzz smoke
 #   test-redis the Redis filter (redisfilter/) against a real redis-server
 #   test-colly the Colly storage (colly/): crawls of a local site, on Redis too
+#   test-parquet  edgebloom bitsets in Parquet files, read by a Parquet library
+#   test-modules  each published Go module built as a consumer would (GOWORK=off)
 #   test-js    Node tests of the npm module (js/test)
 #   test-e2e   headless Chromium and workerd tests (e2e/)
 #   test-ecosystem  the packed package in other Node versions, Bun, Deno,
@@ -233,6 +235,23 @@ test_colly() {
 	)
 }
 
+# parquettest/ is its own module (it needs a Parquet library,
+# parquet-go): it writes Parquet files with edgebloom bitsets and reads them
+# back through the library's bloom-filter check, and the other way round.
+test_parquet() {
+	log "go test (parquettest, its own module)"
+	(cd parquettest && go vet ./... && go test -count=1 ./...)
+}
+
+# modtest/ builds every published module (root, redisfilter, urlkey, colly,
+# cmd/edgebloom) as a consumer would: GOWORK=off, go get and go install of
+# v0.1.0 from a module proxy it writes from this checkout (about 50 s, most
+# of it compiling the modules' dependencies once).
+test_modules() {
+	log "go test (modtest: the published modules outside the workspace)"
+	(cd modtest && go vet ./... && go test -count=1 ./...)
+}
+
 test_go() {
 	lint_go
 	log "go test (host, race)"
@@ -242,6 +261,8 @@ test_go() {
 	test_urlkey
 	test_redis
 	test_colly
+	test_parquet
+	test_modules
 	log "go test (GOARCH=386)"
 	GOARCH=386 go test -count=1 ./bloom/...
 	log "go test (GOOS=js GOARCH=wasm, in node)"
@@ -301,6 +322,8 @@ demo)
 test-go) setup && test_go ;;
 test-redis) setup && test_redis ;;
 test-colly) setup && test_colly ;;
+test-parquet) test_parquet ;;
+test-modules) test_modules ;;
 test-js) setup && build_wasm && test_js ;;
 test-e2e) setup && build_wasm && test_e2e ;;
 test-ecosystem) setup && build_wasm && test_ecosystem ;;

@@ -5,7 +5,7 @@ go 1.24.0
 require (
 	github.com/bits-and-blooms/bloom/v3 v3.7.1
 	github.com/cespare/xxhash/v2 v2.3.0
-	github.com/edgebloom/edgebloom v0.0.0
+	github.com/edgebloom/edgebloom v0.1.0
 	github.com/greatroar/blobloom v0.8.1
 	github.com/redis/go-redis/v9 v9.22.0
 )
@@ -17,9 +17,5 @@ require (
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.2 // indirect
-	github.com/edgebloom/edgebloom/redisfilter v0.0.0
+	github.com/edgebloom/edgebloom/redisfilter v0.1.0
 )
-
-replace github.com/edgebloom/edgebloom => ../
-
-replace github.com/edgebloom/edgebloom/redisfilter => ../redisfilter

@@ -6,8 +6,8 @@ module github.com/edgebloom/edgebloom/colly
 go 1.24.0
 
 require (
-	github.com/edgebloom/edgebloom v0.0.0
-	github.com/edgebloom/edgebloom/redisfilter v0.0.0
+	github.com/edgebloom/edgebloom v0.1.0
+	github.com/edgebloom/edgebloom/redisfilter v0.1.0
 	github.com/gocolly/colly/v2 v2.3.0
 	github.com/redis/go-redis/v9 v9.22.0
 )
@@ -34,7 +34,3 @@ require (
 	google.golang.org/appengine v1.6.8 // indirect
 	google.golang.org/protobuf v1.36.10 // indirect
 )
-
-replace github.com/edgebloom/edgebloom => ../
-
-replace github.com/edgebloom/edgebloom/redisfilter => ../redisfilter

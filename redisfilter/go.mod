@@ -6,7 +6,7 @@ module github.com/edgebloom/edgebloom/redisfilter
 go 1.24.0
 
 require (
-	github.com/edgebloom/edgebloom v0.0.0
+	github.com/edgebloom/edgebloom v0.1.0
 	github.com/redis/go-redis/v9 v9.22.0
 )
 
@@ -15,5 +15,3 @@ require (
 	go.uber.org/atomic v1.12.0 // indirect
 	golang.org/x/sys v0.41.0 // indirect
 )
-
-replace github.com/edgebloom/edgebloom => ../

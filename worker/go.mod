@@ -6,8 +6,8 @@ module github.com/edgebloom/edgebloom/worker
 go 1.24.0
 
 require (
-	github.com/edgebloom/edgebloom v0.0.0
-	github.com/edgebloom/edgebloom/urlkey v0.0.0
+	github.com/edgebloom/edgebloom v0.1.0
+	github.com/edgebloom/edgebloom/urlkey v0.1.0
 	github.com/syumai/workers v0.32.0
 )
 
@@ -16,7 +16,3 @@ require (
 	golang.org/x/net v0.50.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
 )
-
-replace github.com/edgebloom/edgebloom => ../
-
-replace github.com/edgebloom/edgebloom/urlkey => ../urlkey

@@ -7,9 +7,9 @@ module github.com/edgebloom/edgebloom/cmd/edgebloom
 go 1.24.0
 
 require (
-	github.com/edgebloom/edgebloom v0.0.0
-	github.com/edgebloom/edgebloom/redisfilter v0.0.0
-	github.com/edgebloom/edgebloom/urlkey v0.0.0
+	github.com/edgebloom/edgebloom v0.1.0
+	github.com/edgebloom/edgebloom/redisfilter v0.1.0
+	github.com/edgebloom/edgebloom/urlkey v0.1.0
 	github.com/redis/go-redis/v9 v9.22.0
 )
 
@@ -20,9 +20,3 @@ require (
 	golang.org/x/sys v0.41.0 // indirect
 	golang.org/x/text v0.34.0 // indirect
 )
-
-replace github.com/edgebloom/edgebloom => ../..
-
-replace github.com/edgebloom/edgebloom/urlkey => ../../urlkey
-
-replace github.com/edgebloom/edgebloom/redisfilter => ../../redisfilter

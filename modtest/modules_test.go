@@ -1,0 +1,225 @@
+// Package modtest builds every published module of the repository as a
+// consumer would once it is released: outside the workspace (GOWORK=off),
+// through "go get" and "go install" of version v0.1.0 from a module proxy
+// (GOPROXY=file://...) that this test writes from the checkout: the files
+// git tracks (and new ones it does not ignore) of each module directory,
+// without its nested modules, zipped as a proxy serves them. Third-party
+// modules come from the module cache's download directory, itself a proxy,
+// so nothing leaves the machine. A replace directive in a published go.mod,
+// a require of a version the release will not have, or a module that only
+// builds inside the workspace fails here.
+package modtest
+
+import (
+	"archive/zip"
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const (
+	root    = "github.com/edgebloom/edgebloom"
+	version = "v0.1.0"
+)
+
+// The published modules: directory in the repository, and a package of it
+// that a consumer imports (or, for a command, installs).
+var published = []struct {
+	dir, pkg string
+	command  bool
+}{
+	{".", root + "/bloom", false},
+	{"redisfilter", root + "/redisfilter", false},
+	{"urlkey", root + "/urlkey", false},
+	{"colly", root + "/colly", false},
+	{"cmd/edgebloom", root + "/cmd/edgebloom", true},
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func run(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s (in %s): %v\n%s", name, strings.Join(args, " "), dir, err, out)
+	}
+	return string(out)
+}
+
+// moduleFiles lists the files of the module in dir (relative to it): what
+// git tracks or would track, minus nested modules' directories.
+func moduleFiles(t *testing.T, repo, dir string) []string {
+	t.Helper()
+	out := run(t, filepath.Join(repo, dir), os.Environ(), "git", "ls-files", "--cached", "--others", "--exclude-standard", "-z", ".")
+	var files, nested []string
+	all := strings.Split(strings.TrimRight(out, "\x00"), "\x00")
+	for _, f := range all {
+		if path.Base(f) == "go.mod" && f != "go.mod" {
+			nested = append(nested, path.Dir(f)+"/")
+		}
+	}
+	for _, f := range all {
+		skip := false
+		for _, n := range nested {
+			skip = skip || strings.HasPrefix(f, n)
+		}
+		if _, err := os.Lstat(filepath.Join(repo, dir, f)); err != nil {
+			skip = true // deleted from the work tree, not yet from the index
+		}
+		if !skip {
+			files = append(files, f)
+		}
+	}
+	return files
+}
+
+// writeProxy writes the published modules at version to a GOPROXY
+// directory and returns it.
+func writeProxy(t *testing.T, repo string) string {
+	t.Helper()
+	proxy := t.TempDir()
+	for _, m := range published {
+		modPath := root
+		if m.dir != "." {
+			modPath = root + "/" + m.dir
+		}
+		at := filepath.Join(proxy, filepath.FromSlash(modPath), "@v")
+		if err := os.MkdirAll(at, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		gomod, err := os.ReadFile(filepath.Join(repo, m.dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		zw := zip.NewWriter(&buf)
+		for _, f := range moduleFiles(t, repo, m.dir) {
+			data, err := os.ReadFile(filepath.Join(repo, m.dir, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			w, err := zw.Create(modPath + "@" + version + "/" + f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := w.Write(data); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := zw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		info, _ := json.Marshal(map[string]string{"Version": version, "Time": "2026-01-01T00:00:00Z"})
+		for name, data := range map[string][]byte{
+			"list":            []byte(version + "\n"),
+			version + ".info": info,
+			version + ".mod":  gomod,
+			version + ".zip":  buf.Bytes(),
+		} {
+			if err := os.WriteFile(filepath.Join(at, name), data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return proxy
+}
+
+// consumerEnv is a consumer's environment: no workspace, the proxy above and
+// then the module cache's downloads (offline), a fresh module cache (so no
+// earlier download of v0.1.0 is reused), no checksum database (nothing to
+// ask it offline; the go.sum written here is the consumer's own).
+func consumerEnv(t *testing.T, proxy, home string) []string {
+	t.Helper()
+	cache := strings.TrimSpace(run(t, ".", os.Environ(), "go", "env", "GOMODCACHE"))
+	// The build cache is kept: it is keyed by content, so it cannot serve a
+	// stale module, and rebuilding the standard library would take a minute.
+	gocache := strings.TrimSpace(run(t, ".", os.Environ(), "go", "env", "GOCACHE"))
+	env := []string{"GOCACHE=" + gocache}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GO") {
+			env = append(env, kv)
+		}
+	}
+	return append(env,
+		"GOWORK=off",
+		"GOFLAGS=-mod=mod",
+		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(cache, "cache", "download")),
+		"GOSUMDB=off",
+		"GONOSUMDB=github.com/edgebloom",
+		"GOTOOLCHAIN=local",
+		"GOMODCACHE="+filepath.Join(home, "mod"),
+		"GOPATH="+filepath.Join(home, "path"),
+		"GOBIN="+filepath.Join(home, "bin"),
+	)
+}
+
+func TestPublishedModulesBuildOutsideTheWorkspace(t *testing.T) {
+	repo := repoRoot(t)
+	for _, m := range published {
+		gomod, err := os.ReadFile(filepath.Join(repo, m.dir, "go.mod"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(gomod), "\n") {
+			if strings.HasPrefix(strings.TrimSpace(line), "replace") {
+				t.Errorf("%s/go.mod: %q: go get ignores replace directives of a dependency", m.dir, line)
+			}
+		}
+	}
+	proxy := writeProxy(t, repo)
+	home := t.TempDir()
+	env := consumerEnv(t, proxy, home)
+
+	// The command, as its README line installs it.
+	for _, m := range published {
+		if m.command {
+			run(t, ".", env, "go", "install", m.pkg+"@"+version)
+			bin := filepath.Join(home, "bin", path.Base(m.pkg))
+			if out := run(t, ".", env, bin, "help"); !strings.Contains(out, "build") {
+				t.Errorf("%s help: %q", bin, out)
+			}
+		}
+	}
+
+	// The libraries, imported by a new module after go get.
+	consumer := t.TempDir()
+	var imports, gets []string
+	for _, m := range published {
+		if !m.command {
+			imports = append(imports, "\t_ \""+m.pkg+"\"\n")
+			gets = append(gets, m.pkg+"@"+version)
+		}
+	}
+	files := map[string]string{
+		"go.mod":  "module example.com/consumer\n\ngo 1.24.0\n",
+		"main.go": "package main\n\nimport (\n" + strings.Join(imports, "") + ")\n\nfunc main() {}\n",
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(consumer, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run(t, consumer, env, "go", append([]string{"get"}, gets...)...)
+	run(t, consumer, env, "go", "build", "./...")
+	got := run(t, consumer, env, "go", "list", "-m", "all")
+	for _, m := range published {
+		if !m.command && !strings.Contains(got, strings.TrimSuffix(m.pkg, "/bloom")+" "+version+"\n") {
+			t.Errorf("go list -m all lacks %s %s:\n%s", m.pkg, version, got)
+		}
+	}
+}
