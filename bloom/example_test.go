@@ -225,19 +225,27 @@ func ExampleBlockedFilter() {
 	}
 	bitset := b.ParquetBitset() // after a BloomFilterHeader{numBytes: len(bitset), BLOCK, XXHASH, UNCOMPRESSED}
 
+	// For a Parquet file every reader accepts: a power of two of blocks.
+	pq, err := bloom.NewBlockedForParquet(10_000_000, 0.01) // 524 288 blocks (16 MiB), expected rate 0.32 % at 10 M keys
+	if err != nil {
+		log.Fatal(err)
+	}
+
 	bitsetFromAParquetFile := bitset // here, the bytes just written
 	value := "https://example.com/other"
 
-	p, err := bloom.BlockedFromParquet(bitsetFromAParquetFile) // validated: whole 32-byte blocks, at most 1 GiB
+	p, err := bloom.BlockedFromParquet(bitsetFromAParquetFile) // validated: whole 32-byte blocks, at most 128 MiB
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Println(p.HasString(value)) // false: certainly not in that column chunk
 	fmt.Println(p.HasString(url), b.NumBlocks(), "blocks")
+	fmt.Printf("%d blocks for Parquet, expected rate %.2f%%\n", pq.NumBlocks(), 100*bloom.EstimateBlockedFPR(pq.NumBlocks(), 10_000_000))
 	// Output:
 	// crawl https://example.com/
 	// false
 	// true 420805 blocks
+	// 524288 blocks for Parquet, expected rate 0.32%
 }
 
 // BlockedFromParquet reads the bitset of a Parquet split-block Bloom filter,

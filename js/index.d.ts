@@ -44,6 +44,15 @@ export type WasmSource = GlobalInstance<'URL'> | string | GlobalInstance<'Respon
  *   when a bundler moved the file).
  * - Works in Cloudflare Workers: yes, but call it inside a handler, never at
  *   global scope (Go's runtime reads random bytes when it starts).
+ * - Works in Vercel Edge: yes (the "edge-light" entry imports the wasm as
+ *   `edgebloom.wasm?module`); a Response or Module of another realm is fine.
+ *
+ * @throws {Error} code "ERR_WASM_FETCH" when the wasm could not be fetched or
+ *   what came is not WebAssembly (the message names the URL, status and
+ *   content type, and says to pass init(url | bytes | Module) or serve the file);
+ *   code "ERR_WASM_URL" without a source in a bundle that has no
+ *   import.meta.url; {TypeError} code "ERR_ARG" for a source of another type;
+ *   WebAssembly.CompileError for bytes that are not WebAssembly.
  */
 export function init(source?: WasmSource): Promise<void>;
 
