@@ -159,7 +159,7 @@ func TestTruncatedFile(t *testing.T) {
 	io.WriteString(w.stdin, urls(5000, 20000))
 	w.stdin.Close()
 	w.cmd.Wait()
-	want := "edgebloom: add: a filter file shrank while in use (truncated by another program?); it is damaged: check it with edgebloom info\n"
+	want := "edgebloom: add: a page of the memory-mapped filter file could not be read or written (the file truncated by another program, or its disk full); check the file with edgebloom info\n"
 	if w.cmd.ProcessState.ExitCode() != 2 || w.stderr.String() != want {
 		t.Errorf("add of a file truncated under it: status %d, stderr %q; want 2, %q", w.cmd.ProcessState.ExitCode(), w.stderr.String(), want)
 	}

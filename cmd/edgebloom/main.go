@@ -141,7 +141,7 @@ func runCommand(do func(*env, []string) (int, error), e *env, args []string) (st
 			return
 		}
 		if _, ok := r.(interface{ Addr() uintptr }); ok { // a runtime.Error of a memory fault
-			status, err = 2, errors.New("a filter file shrank while in use (truncated by another program?); it is damaged: check it with edgebloom info")
+			status, err = 2, errors.New("a page of the memory-mapped filter file could not be read or written (the file truncated by another program, or its disk full); check the file with edgebloom info")
 			return
 		}
 		panic(r)
