@@ -8,24 +8,29 @@ func (ff *FileFilter) many(keys keyList, add bool, dst []bool) []bool {
 	dst = grow(dst, keys.len())
 	var hs [group]uint64
 	for keys.len() > 0 {
-		f := ff.live()
 		if add && ff.readOnly {
-			ff.mu.RUnlock()
 			ff.setErr(ErrReadOnly)
 			return append(dst, make([]bool, keys.len())...)
 		}
-		if add && !ff.dirty.Load() {
-			ff.markDirty()
-		}
-		h := keys.next(&hs, f.seed)
-		if add {
-			dst = f.addDigestsAtomic(h, dst)
-		} else {
-			dst = f.hasDigests(h, dst)
-		}
-		ff.mu.RUnlock()
+		dst = ff.group(&keys, &hs, add, dst)
 	}
 	return dst
+}
+
+// group runs the next group of a batch. It unlocks by defer, as Add does:
+// a program that turns a fault of a file truncated under it into a panic
+// (see FileFilter) can still Close the filter.
+func (ff *FileFilter) group(keys *keyList, hs *[group]uint64, add bool, dst []bool) []bool {
+	f := ff.live()
+	defer ff.mu.RUnlock()
+	if add && !ff.dirty.Load() {
+		ff.markDirty()
+	}
+	h := keys.next(hs, f.seed)
+	if add {
+		return f.addDigestsAtomic(h, dst)
+	}
+	return f.hasDigests(h, dst)
 }
 
 // AddMany is Filter.AddMany for a file-backed filter; batches run in

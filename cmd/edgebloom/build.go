@@ -82,12 +82,9 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		pipe := startPipeline(src, canon)
 		var keys, added, invalid uint64
 		var firstInvalid error
+		var adder batchAdder
 		for b := pipe.next(nil); b != nil; b = pipe.next(b) {
-			for i := range b.len() {
-				if f.Add(b.key(i)) {
-					added++
-				}
-			}
+			added += adder.add(f, b)
 			keys += uint64(b.len())
 			if invalid += b.invalid; firstInvalid == nil {
 				firstInvalid = b.firstInvalid

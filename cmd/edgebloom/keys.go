@@ -146,12 +146,16 @@ func addFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		}
 		defer ff.close()
 		var keys, added uint64
+		var pending batch
+		var adder batchAdder
 		err = eachKey(e, "add", args[1:], canon, func(_, c []byte) {
 			keys++
-			if ff.f.Add(c) {
-				added++
+			if pending.append(c); pending.len() == batchKeys {
+				added += adder.add(ff.f, &pending)
+				pending.data, pending.ends = pending.data[:0], pending.ends[:0]
 			}
 		})
+		added += adder.add(ff.f, &pending) // also after an error: the keys read so far are added
 		if err != nil && err != errReported {
 			return 2, err // a file filter keeps the keys added so far (Close syncs); others are not written
 		}

@@ -38,6 +38,29 @@ func (b *batch) append(key []byte) {
 	b.ends = append(b.ends, len(b.data))
 }
 
+// A batchAdder adds batches with one AddMany call each, which overlaps the
+// cache misses of many keys (see bloom's AddMany), keeping its slices from
+// batch to batch.
+type batchAdder struct {
+	keys  [][]byte
+	fresh []bool
+}
+
+// add adds the keys of b to f, in order, and returns how many were new.
+func (a *batchAdder) add(f filter, b *batch) (added uint64) {
+	a.keys = a.keys[:0]
+	for i := range b.len() {
+		a.keys = append(a.keys, b.key(i))
+	}
+	a.fresh = f.AddMany(a.keys, a.fresh[:0])
+	for _, fresh := range a.fresh {
+		if fresh {
+			added++
+		}
+	}
+	return added
+}
+
 // canonicalize replaces every key by canon(key), dropping the keys canon
 // refuses.
 func (b *batch) canonicalize(canon canonFunc) {

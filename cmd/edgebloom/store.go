@@ -14,6 +14,7 @@ import (
 // A filter is what the commands need of every kind of filter.
 type filter interface {
 	Add(key []byte) bool
+	AddMany(keys [][]byte, dst []bool) []bool
 	Has(key []byte) bool
 	Count() uint64
 	NumBits() uint64
