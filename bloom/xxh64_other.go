@@ -38,3 +38,6 @@ func xxh64Seed0String(s string) uint64 { return xxhash.Sum64String(s) }
 type checksum = xxhash.Digest
 
 func newChecksum() *checksum { return xxhash.New() }
+
+// newSeededChecksum returns a checksum that computes XXH64 under seed.
+func newSeededChecksum(seed uint64) *checksum { return xxhash.NewWithSeed(seed) }

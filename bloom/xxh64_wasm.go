@@ -96,9 +96,11 @@ type checksum struct {
 	n              int // bytes in mem
 }
 
-func newChecksum() *checksum {
-	p1 := prime1 // a variable: the sums wrap around, as they do with a seed
-	return &checksum{v1: p1 + prime2, v2: prime2, v4: -p1}
+func newChecksum() *checksum { return newSeededChecksum(0) }
+
+// newSeededChecksum returns a checksum that computes XXH64 under seed.
+func newSeededChecksum(seed uint64) *checksum {
+	return &checksum{v1: seed + prime1 + prime2, v2: seed + prime2, v3: seed, v4: seed - prime1}
 }
 
 func (d *checksum) Write(b []byte) (int, error) {

@@ -9,6 +9,9 @@ import {
 const sources: WasmSource[] = [new URL('https://example.com/edgebloom.wasm'), '/edgebloom.wasm', new Uint8Array(8)];
 await init(sources[0]);
 await init();
+await init(undefined, { memoryLimit: 32 * 2 ** 20 });
+// @ts-expect-error: the budget is a number of bytes
+await init(undefined, { memoryLimit: '32MB' });
 const f = new BloomFilter({ capacity: 1000, errorRate: 0.01 });
 const key: Key = new TextEncoder().encode('https://example.com/');
 const isNew: boolean = f.add('https://example.com/') && f.add(key);

@@ -8,6 +8,8 @@ export {
   optimal,
   estimateFPR,
   MAX_BITS,
+  MAX_GENERATIONS,
+  DEFAULT_MEMORY_LIMIT,
 } from './core.js';
 export { BlockedBloomFilter } from './blocked.js';
 export { ShardedBloomFilter, fromBytes } from './sharded.js';

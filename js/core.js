@@ -37,6 +37,7 @@ const OP_ADD_CHANGES = 26;
 const OP_APPLY_CHANGES = 27;
 const OP_READ_BYTES = 28;
 const OP_WRITE_PAYLOAD = 29;
+const OP_DIGEST = 41;
 
 const KIND_CLASSIC = 1;
 const KIND_COUNTING = 2;
@@ -96,6 +97,16 @@ export const MAX_BITS = 2 ** 32;
 export const MAX_GENERATIONS = 4096;
 const HEADER_SIZE = 64;
 const CHECKSUM_SIZE = 8;
+/** The memory budget of the engine unless init() sets another: 64 MiB, half a Workers isolate. */
+export const DEFAULT_MEMORY_LIMIT = 64 * 2 ** 20;
+// What the Go runtime takes of the budget before any filter: 2.75 MiB of
+// linear memory after start-up, and room for its collector's work.
+const RUNTIME_RESERVE = 8 * 2 ** 20;
+// Keys longer than this (UTF-16 units of a string, or bytes) are hashed in
+// pieces of this size (bloom.Digest), so that a key of any length needs at
+// most 3 · 256 Ki bytes of scratch buffer: a 100 MB key once left 900 MB of
+// linear memory behind.
+const PIECE = 256 * 1024;
 // Batches are cut so that the scratch buffer stays near this size.
 const BATCH_BYTES = 1 << 20;
 // Keys joined for one encodeInto. Joining a whole batch was as fast for
@@ -177,11 +188,22 @@ function shadowGlobal(extra) {
  * @param {*} source what the caller passed to init(), or undefined
  * @param {() => Promise<*>} defaultSource where the entry point finds the wasm
  * @param {object} [extraGlobals] globals Go needs that this runtime lacks
+ * @param {{memoryLimit?: number}} [opts] init()'s options; a running engine
+ *   takes a new memoryLimit at once (its collector's limit at the next start)
  */
-export function start(source, defaultSource, extraGlobals) {
-  if (engine && !dead(engine)) return Promise.resolve();
+export function start(source, defaultSource, extraGlobals, opts) {
+  let settings;
+  try {
+    settings = initOptions(opts);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (engine && !dead(engine)) {
+    if (opts?.memoryLimit !== undefined) engine.limit = settings.memoryLimit;
+    return Promise.resolve();
+  }
   if (!starting) {
-    starting = instantiate(source, defaultSource, extraGlobals).then(
+    starting = instantiate(source, defaultSource, extraGlobals, settings).then(
       (e) => {
         engine = e;
         starting = null;
@@ -195,10 +217,30 @@ export function start(source, defaultSource, extraGlobals) {
   return starting;
 }
 
-async function instantiate(source, defaultSource, extraGlobals) {
+// initOptions checks init()'s options: { memoryLimit } in bytes, from 16 MiB
+// to 4 GiB (what wasm32 addresses).
+function initOptions(opts) {
+  let memoryLimit = DEFAULT_MEMORY_LIMIT;
+  if (opts !== undefined) {
+    options(opts, 'init');
+    if (opts.memoryLimit !== undefined) {
+      memoryLimit = positiveInteger('memoryLimit', opts.memoryLimit, 2 ** 32);
+      if (memoryLimit < 2 * RUNTIME_RESERVE) {
+        throw new RangeError(`edgebloom: "memoryLimit" must be at least ${2 * RUNTIME_RESERVE} bytes (16 MiB), got ${memoryLimit}`);
+      }
+    }
+  }
+  return { memoryLimit };
+}
+
+async function instantiate(source, defaultSource, extraGlobals, settings) {
   const module = await toModule(source ?? (await defaultSource()));
   const Go = makeGo(shadowGlobal(extraGlobals));
   const go = new Go();
+  // Go's collector keeps its heap within the budget (a soft limit: it
+  // collects more often as the heap nears it), so linear memory, which
+  // never shrinks, stays near what the budget allows.
+  go.env = { GOMEMLIMIT: String(settings.memoryLimit) };
   const instance = await WebAssembly.instantiate(module, go.importObject);
   // main blocks forever, so run() returns (to its first await) once main
   // has started; its promise settles only if the Go program exits.
@@ -217,6 +259,8 @@ async function instantiate(source, defaultSource, extraGlobals) {
     view: new Uint8Array(0), // the scratch buffer, for encodeInto
     scratch: 0,
     scratchSize: 0,
+    limit: settings.memoryLimit, // the memory budget in bytes (see budgetRoom)
+    used: 0, // bytes of the live filters this module made or loaded
   };
   scratch(e, 64 * 1024);
   return e;
@@ -251,7 +295,7 @@ function check(e, status) {
   const len = eb(e, OP_ERROR_LEN);
   const message = decoder.decode(mem(e).subarray(ptr, ptr + len));
   const code = ERROR_CODES[status] ?? 'ERR_INTERNAL';
-  throw codedError(code === 'ERR_ARG' ? RangeError : Error, code, message);
+  throw codedError(code === 'ERR_ARG' || code === 'ERR_TOO_LARGE' ? RangeError : Error, code, message);
 }
 
 // eb calls the eb export of a live engine; an exception out of it means
@@ -287,14 +331,81 @@ function keysCall(e, add, h, count, lens, text, end, utf16) {
   }
 }
 
-// scratch makes the scratch buffer at least size bytes and returns its address.
+// budgetRoom returns how many more bytes the filters and the scratch
+// buffer of engine e may take. The budget covers every live filter (its
+// encoded size, within a few bytes of its memory), the scratch buffer and
+// the Go runtime's reserve; Go's collector is held to the whole budget
+// (GOMEMLIMIT), so linear memory stays near it.
+function budgetRoom(e) {
+  return e.limit - RUNTIME_RESERVE - e.used - e.scratchSize;
+}
+
+function tooLarge(e, what, need) {
+  return codedError(
+    RangeError,
+    'ERR_TOO_LARGE',
+    `edgebloom: ${what} needs ${need} bytes, more than the engine's memory budget has left (${Math.max(0, budgetRoom(e))} of ${e.limit} bytes; init({ memoryLimit }) sets it); nothing was changed`,
+  );
+}
+
+// scratchGrowth returns what the scratch buffer grows by to hold size
+// bytes: the engine makes it at least twice as large as before.
+function scratchGrowth(e, size) {
+  return size > e.scratchSize ? Math.max(size, 2 * e.scratchSize, 64 * 1024) - e.scratchSize : 0;
+}
+
+// scratch makes the scratch buffer at least size bytes and returns its
+// address. Growth that would pass the memory budget throws before the
+// engine allocates anything.
 function scratch(e, size) {
   if (size > e.scratchSize) {
+    const grow = scratchGrowth(e, size);
+    if (grow > budgetRoom(e)) throw tooLarge(e, 'the scratch buffer', grow);
     e.scratch = call(e, OP_SCRATCH, 0, size) >>> 0;
-    e.scratchSize = Math.max(size, 64 * 1024);
+    e.scratchSize += grow;
     e.view = new Uint8Array(0);
   }
   return e.scratch;
+}
+
+// rescratch forgets the scratch buffer's address after an operation that
+// may have replaced a large one with a small one (decodes; see
+// shrinkScratch in wasm/main.go).
+function rescratch(e) {
+  e.scratchSize = 0;
+  e.view = new Uint8Array(0);
+  scratch(e, 64 * 1024);
+}
+
+// streamKey adds (add 1) or tests (add 0) key in filter h in pieces of at
+// most PIECE units or bytes (see PIECE), and returns the status.
+function streamKey(e, add, h, key) {
+  call(e, OP_DIGEST, h, 0);
+  if (typeof key === 'string') {
+    const base = scratch(e, 3 * PIECE);
+    for (let i = 0; i < key.length; ) {
+      let j = Math.min(key.length, i + PIECE);
+      // A surrogate pair stays in one piece, so each piece encodes as its
+      // part of the whole key does (a lone surrogate is U+FFFD either way).
+      const last = key.charCodeAt(j - 1);
+      if (j < key.length && last >= 0xd800 && last <= 0xdbff) j--;
+      const n = encoder.encodeInto(key.substring(i, j), keyView(e)).written;
+      call(e, OP_DIGEST, h, 1, 0, n);
+      i = j;
+    }
+  } else {
+    const base = scratch(e, PIECE);
+    for (let i = 0; i < key.length; i += PIECE) {
+      const piece = key.subarray(i, i + PIECE);
+      mem(e).set(piece, base);
+      call(e, OP_DIGEST, h, 1, 0, piece.length);
+    }
+  }
+  return call(e, OP_DIGEST, h, 2, add);
+}
+
+function isLong(key) {
+  return key.length > PIECE;
 }
 
 function keyError(key) {
@@ -322,7 +433,8 @@ function maxKeyBytes(key) {
 }
 
 // putKey writes key at the start of the scratch buffer and returns its
-// length in bytes.
+// length in bytes, or -1, having written nothing, when the key is longer
+// than PIECE: the caller hashes it in pieces (streamKey).
 function putKey(e, key) {
   if (typeof key === 'string') {
     // encodeInto writes the whole key when it fits, which it does unless
@@ -332,16 +444,22 @@ function putKey(e, key) {
     if (view.byteLength === 0) view = keyView(e);
     const r = encoder.encodeInto(key, view);
     if (r.read === key.length) return r.written;
+    if (isLong(key)) return -1;
     scratch(e, 3 * key.length);
     return encoder.encodeInto(key, keyView(e)).written;
   }
+  if (isLong(key)) return -1;
   const base = scratch(e, maxKeyBytes(key));
   return writeKey(mem(e), base, 0, key);
 }
 
 // keyOp runs a one-key operation of eb on handle h.
+// keyOp runs a one-key operation of eb on handle h. A long key is written
+// whole (remove has no pieces), within the memory budget.
 function keyOp(e, op, h, key) {
-  return call(e, op, h, 0, putKey(e, key));
+  let n = putKey(e, key);
+  if (n < 0) n = writeKey(mem(e), scratch(e, maxKeyBytes(key)), 0, key);
+  return call(e, op, h, 0, n);
 }
 
 // mem32 returns a Uint32Array view of linear memory, made anew after
@@ -425,9 +543,25 @@ export function checkKeys(keys) {
 
 function batchOp(e, add, h, keys) {
   checkKeys(keys);
+  // All or nothing here too: the scratch buffer the largest part of the
+  // batch needs is made first, within the memory budget, so that no part
+  // can fail for want of memory after another was added.
+  let reserve = 0;
+  let long = false;
+  for (let k = 0; k < keys.length && reserve <= BATCH_BYTES; k++) {
+    const key = keys[k];
+    if (isLong(key)) long = true;
+    else reserve += (typeof key === 'string' ? 3 : 1) * key.length + 9;
+  }
+  scratch(e, reserve > BATCH_BYTES ? BATCH_BYTES + 16 : Math.max(reserve, long ? 3 * PIECE : 0));
   const results = new Array(keys.length);
   let i = 0;
   while (i < keys.length) {
+    if (isLong(keys[i])) {
+      results[i] = streamKey(e, add, h, keys[i]) === 1;
+      i++;
+      continue;
+    }
     // Take keys while their UTF-8 fits in BATCH_BYTES (at least one key).
     let j = i;
     let bytes = 0;
@@ -435,6 +569,7 @@ function batchOp(e, add, h, keys) {
     let strings = true;
     while (j < keys.length) {
       const key = keys[j];
+      if (isLong(key)) break;
       let need;
       if (typeof key === 'string') {
         need = 3 * key.length + 5;
@@ -459,10 +594,11 @@ function batchOp(e, add, h, keys) {
 const registry =
   typeof FinalizationRegistry === 'undefined'
     ? null
-    : new FinalizationRegistry(({ handle, e, op = OP_FREE }) => {
+    : new FinalizationRegistry(({ handle, e, op = OP_FREE, size = 0 }) => {
         // A finalizer must not throw: a dead engine has nothing to free,
         // and one that dies here is marked dead for the next call to see.
         if (dead(e)) return;
+        e.used -= size;
         try {
           e.eb(op, handle, 0, 0, 0, 0, 0, 0, 0);
         } catch {
@@ -533,13 +669,22 @@ export class Filter {
   // are read again.
   #params;
 
+  // The bytes this filter counts against the engine's memory budget.
+  #size = 0;
+
   constructor(token, kind, explicit, a, b, handle, generations = 0) {
     if (token !== CONSTRUCT) throw new TypeError('edgebloom: illegal constructor');
     const e = live();
-    this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, generations, 0, 0, a, b);
+    // The engine refuses a filter larger than the room the budget has
+    // left (in KiB), before it allocates.
+    const room = Math.max(0, Math.floor(budgetRoom(e) / 1024));
+    this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, generations, Math.min(room, 2 ** 31 - 1), 0, a, b);
     this.#e = e;
-    registry?.register(this, { handle: this.#handle, e }, this);
+    const held = { handle: this.#handle, e, size: 0 };
+    registry?.register(this, held, this);
     this.#params = this.#readParams();
+    this.#size = held.size = this.#params[STAT_ENCODED_SIZE];
+    e.used += this.#size;
   }
 
   #readParams() {
@@ -579,7 +724,9 @@ export class Filter {
    */
   add(key) {
     const e = this.#engine();
-    const status = keyCall(e, 1, this.#handle, 0, putKey(e, key));
+    const n = putKey(e, key);
+    if (n < 0) return streamKey(e, 1, this.#handle, key) === 1;
+    const status = keyCall(e, 1, this.#handle, 0, n);
     if (status < 0 || e.go.exited) check(e, status);
     return status === 1;
   }
@@ -587,7 +734,9 @@ export class Filter {
   /** @param {string | Uint8Array} key */
   has(key) {
     const e = this.#engine();
-    const status = keyCall(e, 0, this.#handle, 0, putKey(e, key));
+    const n = putKey(e, key);
+    if (n < 0) return streamKey(e, 0, this.#handle, key) === 1;
+    const status = keyCall(e, 0, this.#handle, 0, n);
     if (status < 0 || e.go.exited) check(e, status);
     return status === 1;
   }
@@ -854,6 +1003,7 @@ export class Filter {
     const e = this.#e;
     // free() never throws: on a dead engine it has nothing to free.
     if (!dead(e)) {
+      e.used -= this.#size;
       try {
         e.eb(OP_FREE, this.#handle, 0, 0, 0, 0, 0, 0, 0);
       } catch {
@@ -882,9 +1032,18 @@ export class Filter {
     if (want !== undefined && kind !== want) {
       throw codedError(Error, 'ERR_KIND', `bloom: wrong filter kind: found ${KIND_NAMES[kind]}, want ${KIND_NAMES[want]}`);
     }
+    // The input goes into the scratch buffer and the filter beside it:
+    // both within the memory budget, checked before either is allocated.
+    const need = scratchGrowth(e, bytes.length) + bytes.length;
+    if (need > budgetRoom(e)) throw tooLarge(e, `loading ${bytes.length} bytes`, need);
     base = scratch(e, bytes.length);
     mem(e).set(bytes, base);
-    const handle = call(e, OP_DECODE, 0, bytes.length, 0, 0, 0, 0, maxBits);
+    let handle;
+    try {
+      handle = call(e, OP_DECODE, 0, bytes.length, 0, 0, 0, 0, maxBits);
+    } finally {
+      if (!e.dead) rescratch(e);
+    }
     const C = Class ?? classes[kind];
     return new C(CONSTRUCT, kind, 0, 0, 0, handle);
   }
@@ -894,11 +1053,18 @@ export class Filter {
     const e = live();
     // Checked before the bitset is copied into linear memory, which grows for good.
     if (8 * bytes.length > maxBits) {
-      throw codedError(Error, 'ERR_TOO_LARGE', `bloom: filter exceeds the size bound: the bitset has ${8 * bytes.length} bits, maxBits is ${maxBits}`);
+      throw codedError(RangeError, 'ERR_TOO_LARGE', `bloom: filter exceeds the size bound: the bitset has ${8 * bytes.length} bits, maxBits is ${maxBits}`);
     }
+    const need = scratchGrowth(e, bytes.length) + bytes.length;
+    if (need > budgetRoom(e)) throw tooLarge(e, `a bitset of ${bytes.length} bytes`, need);
     const base = scratch(e, bytes.length);
     mem(e).set(bytes, base);
-    const handle = call(e, OP_FROM_PARQUET, 0, bytes.length, 0, 0, 0, 0, maxBits);
+    let handle;
+    try {
+      handle = call(e, OP_FROM_PARQUET, 0, bytes.length, 0, 0, 0, 0, maxBits);
+    } finally {
+      if (!e.dead) rescratch(e);
+    }
     return new Class(CONSTRUCT, KIND_BLOCKED, 0, 0, 0, handle);
   }
 }
@@ -1086,6 +1252,12 @@ export function _crashEngineInFinalizer() {
   const token = {};
   registry.register(token, { handle: 0, e: live(), op: OP_CRASH });
   return token;
+}
+
+/** Internal, for tests: the memory budget, what counts against it and the room it has left, in bytes. */
+export function _memoryBudget() {
+  const e = live();
+  return { limit: e.limit, used: e.used, scratch: e.scratchSize, room: budgetRoom(e) };
 }
 
 /** Internal: the size of the engine's linear memory in bytes. */

@@ -3,7 +3,14 @@
 // entry point (node, browser, workerd); where a member behaves differently,
 // its comment says so.
 
-/** A key: a string, hashed as its UTF-8 bytes exactly as Go hashes the same string, or raw bytes. */
+/**
+ * A key: a string, hashed as its UTF-8 bytes exactly as Go hashes the same
+ * string, or raw bytes. A string that is not well-formed UTF-16 (a lone
+ * surrogate) is encoded as TextEncoder encodes it, with U+FFFD (EF BF BD)
+ * for each lone surrogate: "a\ud800" is the key "a\ufffd". A key of any
+ * length works: one longer than 256 Ki units (or bytes) is hashed in pieces,
+ * so the engine's scratch buffer stays under 1 MiB.
+ */
 export type Key = string | Uint8Array;
 
 // URL, Response and WebAssembly.Module come from whichever lib the project
@@ -54,10 +61,35 @@ export type WasmSource = GlobalInstance<'URL'> | string | GlobalInstance<'Respon
  *   import.meta.url; {TypeError} code "ERR_ARG" for a source of another type;
  *   WebAssembly.CompileError for bytes that are not WebAssembly.
  */
-export function init(source?: WasmSource): Promise<void>;
+export function init(source?: WasmSource, options?: InitOptions): Promise<void>;
+
+/** The options of init(). */
+export interface InitOptions {
+  /**
+   * The engine's memory budget in bytes, from 16 MiB to 4 GiB; default
+   * 64 MiB (DEFAULT_MEMORY_LIMIT), half of a Workers isolate's 128 MB. It
+   * covers every live filter (its byteLength), the engine's scratch buffer
+   * and 8 MiB for the Go runtime, and Go's collector is held to it
+   * (GOMEMLIMIT). A new filter, a fromBytes or fromParquet, or an
+   * addMany/hasMany that would need more throws a RangeError with code
+   * "ERR_TOO_LARGE" before anything is allocated; every other filter keeps
+   * working. Linear memory never shrinks, so without a budget one oversized
+   * request could take the memory all the filters live in. Not counted: the
+   * copy toBytes() makes for the moment it runs, and the layers a
+   * ScalableBloomFilter adds as it grows. init() on a running engine sets a
+   * new budget at once.
+   */
+  memoryLimit?: number;
+}
 
 /** The largest filter the engine makes or loads: 2^32 bits (512 MiB). */
 export const MAX_BITS: number;
+
+/** The memory budget init() gives the engine unless told otherwise: 64 MiB (see InitOptions). */
+export const DEFAULT_MEMORY_LIMIT: number;
+
+/** The most generations of a WindowBloomFilter: 4096, as Go's bloom.MaxGenerations. */
+export const MAX_GENERATIONS: number;
 
 /** Sizing from an expected number of keys and a false-positive rate. */
 export interface CapacityOptions {

@@ -9,8 +9,9 @@ export * from './api.js';
 /**
  * Loads the engine. Idempotent; a failed call can be retried.
  * @param {URL | string | Response | BufferSource | WebAssembly.Module} [source]
+ * @param {{memoryLimit?: number}} [options] the engine\'s memory budget in bytes (default 64 MiB)
  */
-export function init(source) {
+export function init(source, options) {
   return start(source, async () => {
     // A bundle in a format without import.meta (esbuild --format=iife or
     // cjs) leaves it {}: say what to pass instead of "Invalid URL".
@@ -18,5 +19,5 @@ export function init(source) {
     // Written out in full: bundlers (webpack 5, Vite, Parcel) recognize
     // exactly this expression and emit the wasm as an asset.
     return new URL('./edgebloom.wasm', import.meta.url);
-  });
+  }, undefined, options);
 }

@@ -17,8 +17,9 @@ export * from './api.js';
 /**
  * Loads the engine. Idempotent; a failed call can be retried.
  * @param {URL | Response | BufferSource | WebAssembly.Module} [source]
+ * @param {{memoryLimit?: number}} [options] the engine\'s memory budget in bytes (default 64 MiB)
  */
-export function init(source) {
+export function init(source, options) {
   // V8 before 12 (Node 18 and 20) can crash the process when TurboFan has
   // inlined a call into wasm and the optimized function later deoptimizes on
   // an exception (a TypeError for a bad key was enough here). Turning that
@@ -26,5 +27,5 @@ export function init(source) {
   if (Number.parseInt(process.versions.v8, 10) < 12) setFlagsFromString('--no-turbo-inline-js-wasm-calls');
   // Node 18 has no global crypto without a flag; Go needs getRandomValues.
   const extra = globalThis.crypto ? undefined : { crypto: createRequire(import.meta.url)('node:crypto').webcrypto };
-  return start(source, async () => readFileSync(new URL('./edgebloom.wasm', import.meta.url)), extra);
+  return start(source, async () => readFileSync(new URL('./edgebloom.wasm', import.meta.url)), extra, options);
 }

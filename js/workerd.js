@@ -10,7 +10,8 @@ export * from './api.js';
 /**
  * Loads the engine. Idempotent; a failed call can be retried.
  * @param {WebAssembly.Module} [source]
+ * @param {{memoryLimit?: number}} [options] the engine\'s memory budget in bytes (default 64 MiB)
  */
-export function init(source) {
-  return start(source, async () => wasmModule);
+export function init(source, options) {
+  return start(source, async () => wasmModule, undefined, options);
 }

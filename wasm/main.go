@@ -70,6 +70,10 @@ type filter interface {
 	EncodedSize() uint64
 	WriteTo(io.Writer) (int64, error)
 	Stats() bloom.Stats // every statistic from one pass over the bits
+	// For keys hashed in pieces (digest.go).
+	Seed() uint64
+	AddDigest(uint64) bool
+	HasDigest(uint64) bool
 }
 
 var (
@@ -206,6 +210,7 @@ const (
 	opApplyChanges  = 27 // set the b positions (uint32) at scratch[a:] in classic h, and its count to x
 	opReadBytes     = 28 // copy bytes [x, y) of classic h's encoding to scratch[0:]
 	opWritePayload  = 29 // write scratch[0:a] to classic h's payload from byte x
+	opDigest        = 41 // hash a key of h in pieces: start (a 0), scratch[b:b+c] (a 1), end (a 2: add when b is 1, test when 0)
 )
 
 // Stats written by opStats, in this order.
@@ -250,7 +255,7 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 	case opErrorLen:
 		return int32(len(errMsg))
 	case opNew:
-		return newFilter(a, b == 1, b == 2, c, x, y)
+		return newFilter(a, b == 1, b == 2, c, x, y, d)
 	case opOutputPtr:
 		return int32(ptr(output))
 	case opOutputRelease:
@@ -312,6 +317,8 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 		return 0
 	case opEncode:
 		return encode(f)
+	case opDigest:
+		return digestOp(f, a, b, c)
 	case opRotate:
 		if w, ok := f.(*bloom.WindowFilter); ok {
 			w.Rotate()
@@ -334,7 +341,11 @@ func span(off, n int32) ([]byte, bool) {
 // newFilter makes a filter of kind sized by (capacity a, rate b), or by
 // explicit (bits, hashes) or blocks; parquet sizes a blocked filter by
 // ParquetBlocks instead, a power of two.
-func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64) int32 {
+//
+// room is what the engine's memory budget has left, in KiB: the JS side
+// keeps the budget (js/core.js), and a filter that would pass it is refused
+// before it is allocated.
+func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, room int32) int32 {
 	var f filter
 	var err error
 	// Sizes are checked against maxBits before anything is allocated.
@@ -366,6 +377,9 @@ func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64) int
 	}
 	if size > maxBits {
 		return fail(errArg, "edgebloom: the filter would need more than 2^32 bits (512 MiB), the limit in WebAssembly")
+	}
+	if size/8 > 1024*float64(room) {
+		return fail(errTooLarge, "edgebloom: the filter does not fit the engine's memory budget (init's memoryLimit)")
 	}
 	hashes := uint32(min(max(b, 0), 1<<16))
 	switch {
@@ -567,7 +581,19 @@ func decode(n uint32, bound float64) int32 {
 	case len(r.b) != 0:
 		return fail(errCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
 	}
+	shrinkScratch()
 	return register(f)
+}
+
+// shrinkScratch drops a scratch buffer of more than 4 MiB, grown for an
+// input that is now a filter: kept, it would hold a second copy of the
+// filter's bytes for good. The JS side re-reads the scratch address after
+// every decode.
+func shrinkScratch() {
+	if len(scratch) > 4<<20 {
+		scratch = make([]byte, 64<<10)
+		runtime.GC()
+	}
 }
 
 // fromParquet makes a split-block filter from the Parquet bitset
@@ -583,5 +609,6 @@ func fromParquet(n uint32, bound float64) int32 {
 	if err != nil {
 		return failErr(err)
 	}
+	shrinkScratch()
 	return register(f)
 }

@@ -1,0 +1,123 @@
+// The engine's memory budget and very long keys. Linear memory never
+// shrinks, and a Workers isolate has 128 MB for everything: one oversized
+// request must not take what every other filter lives in.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { init, BloomFilter, CountingBloomFilter, ScalableBloomFilter, BlockedBloomFilter, fromBytes } from 'edgebloom';
+import { _liveFilters, _memoryBudget, _memoryBytes, DEFAULT_MEMORY_LIMIT } from '../core.js';
+import { crawlerURLs } from './helpers.js';
+
+const MiB = 2 ** 20;
+const tooLarge = { name: 'RangeError', code: 'ERR_TOO_LARGE' };
+
+test('past the memory budget, a new filter, a load and a batch throw RangeError ERR_TOO_LARGE before allocating; the others keep working', async () => {
+  await init(undefined, { memoryLimit: 32 * MiB });
+  const keys = crawlerURLs(20_000);
+  const a = new BloomFilter({ bits: 8 * 6 * MiB, hashes: 7 }); // 6 MiB
+  const b = new CountingBloomFilter({ capacity: 100_000, errorRate: 0.01 }); // about 0.5 MiB
+  // Filled to half a MiB short of the budget: a batch's scratch buffer (1 MiB) does not fit.
+  const filler = new BloomFilter({ bits: 8 * Math.floor(_memoryBudget().room - MiB / 2), hashes: 3 });
+  const live = _liveFilters();
+  let memory = _memoryBytes();
+
+  const count = a.count;
+  assert.throws(() => a.addMany(keys), { ...tooLarge, message: /memory budget/ });
+  assert.throws(() => b.hasMany(keys), tooLarge);
+  assert.equal(a.count, count, 'a refused batch added keys');
+  for (const k of keys) a.add(k); // single keys need no more memory
+  for (const k of keys) b.add(k);
+  assert.equal(_memoryBytes(), memory, 'a refused batch grew linear memory');
+  const saved = a.toBytes(); // its output buffer is not counted: it is gone when toBytes returns
+  memory = _memoryBytes();
+
+  assert.throws(() => new BloomFilter({ bits: 8 * MiB, hashes: 3 }), tooLarge);
+  assert.throws(() => new BlockedBloomFilter({ capacity: 10_000_000, errorRate: 0.01 }), tooLarge);
+  assert.throws(() => new ScalableBloomFilter({ initialCapacity: 10_000_000, errorRate: 0.01 }), tooLarge);
+  // 6 MiB of input and the 6 MiB filter it becomes.
+  assert.throws(() => BloomFilter.fromBytes(saved), tooLarge);
+  assert.throws(() => fromBytes(saved), tooLarge);
+  assert.throws(() => BlockedBloomFilter.fromParquet(new Uint8Array(8 * MiB)), tooLarge);
+  assert.equal(_memoryBytes(), memory, 'a refused request grew linear memory');
+  assert.equal(_liveFilters(), live);
+
+  // Every filter keeps working.
+  assert.deepEqual(new Set(a.hasMany(keys.slice(0, 1000))), new Set([true]));
+  assert.equal(a.add('https://new.example/'), true);
+  assert.equal(b.has(keys[0]), true);
+  assert.equal(b.remove(keys[0]), true);
+
+  // Freed memory is room again.
+  filler.free();
+  assert.deepEqual(new Set(a.hasMany(keys)), new Set([true]));
+  const c = BloomFilter.fromBytes(saved);
+  assert.deepEqual(new Set(c.hasMany(keys)), new Set([true]));
+  for (const f of [a, b, c]) f.free();
+  assert.equal(_memoryBudget().used, 0);
+});
+
+test('memoryLimit is checked: a number of bytes from 16 MiB to 4 GiB', async () => {
+  await assert.rejects(init(undefined, { memoryLimit: 1000 }), { name: 'RangeError', message: /memoryLimit/ });
+  await assert.rejects(init(undefined, { memoryLimit: '64MB' }), { name: 'TypeError', message: /memoryLimit/ });
+  await assert.rejects(init(undefined, 'fast'), TypeError);
+  await init(undefined, { memoryLimit: 64 * MiB });
+  new BloomFilter({ bits: 8 * 40 * MiB, hashes: 1 }).free();
+});
+
+test('the default budget fits a 128 MB Workers isolate: 64 MiB, a 48 MiB filter fits and a 60 MiB one does not', () => {
+  assert.equal(DEFAULT_MEMORY_LIMIT, 64 * MiB);
+  const script = `
+    import { init, BloomFilter } from 'edgebloom';
+    import { _memoryBytes } from ${JSON.stringify(new URL('../core.js', import.meta.url).href)};
+    await init();
+    const out = {};
+    try { new BloomFilter({ bits: 8 * 60 * 2 ** 20, hashes: 1 }); out.big = 'made'; } catch (err) { out.big = err.code; }
+    const f = new BloomFilter({ bits: 8 * 48 * 2 ** 20, hashes: 1 });
+    f.add('x');
+    out.fits = f.has('x');
+    out.memoryMiB = Math.round(_memoryBytes() / 2 ** 20);
+    console.log(JSON.stringify(out));
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url) });
+  assert.equal(r.status, 0, r.stderr);
+  const out = JSON.parse(r.stdout);
+  assert.equal(out.big, 'ERR_TOO_LARGE');
+  assert.equal(out.fits, true);
+  assert.ok(out.memoryMiB <= 64, `linear memory ${out.memoryMiB} MiB`);
+});
+
+test('a 100 MB key is hashed in pieces: it leaves linear memory bounded, and answers as the whole key', async () => {
+  await init();
+  const f = new BloomFilter({ capacity: 1000, errorRate: 0.01 });
+  const before = _memoryBytes();
+  const huge = 'x'.repeat(100_000_000);
+  assert.deepEqual(f.hasMany([huge]), [false]);
+  assert.equal(f.add(huge), true);
+  assert.equal(f.has(huge), true);
+  assert.deepEqual(f.hasMany(['short', huge]), [false, true]);
+  const hugeBytes = new Uint8Array(100_000_000).fill(120); // the same key as bytes
+  assert.equal(f.has(hugeBytes), true);
+  assert.deepEqual(f.addMany([hugeBytes]), [false]);
+  const grown = _memoryBytes() - before;
+  assert.ok(grown <= 4 * MiB, `linear memory grew by ${grown} bytes`);
+  f.free();
+});
+
+test('a key longer than a piece, with a surrogate pair across the cut and lone surrogates, sets the bits of its UTF-8 bytes', async () => {
+  await init();
+  const piece = 256 * 1024;
+  const key = 'a'.repeat(piece - 1) + '😀' + 'é\ud800z'.repeat(1000) + '\udc00';
+  const utf8 = new TextEncoder().encode(key); // lone surrogates become U+FFFD
+  assert.ok(key.length > piece && utf8.length > piece);
+  // addManyChanges hashes the key whole, as Go hashes its UTF-8 bytes.
+  const whole = new BloomFilter({ bits: 1 << 16, hashes: 7 });
+  whole.addManyChanges([key]);
+  const streamed = new BloomFilter({ bits: 1 << 16, hashes: 7 });
+  assert.equal(streamed.add(key), true);
+  assert.equal(streamed.equals(whole), true, 'the string hashed in pieces');
+  const streamedBytes = new BloomFilter({ bits: 1 << 16, hashes: 7 });
+  assert.deepEqual(streamedBytes.addMany([utf8]), [true]);
+  assert.equal(streamedBytes.equals(whole), true, 'its UTF-8 bytes hashed in pieces');
+  assert.equal(whole.has(key) && streamed.has(utf8) && streamedBytes.hasMany([key])[0], true);
+  for (const f of [whole, streamed, streamedBytes]) f.free();
+});
