@@ -10,7 +10,8 @@ import { Miniflare } from 'miniflare';
 
 export const WORKER_DIR = dirname(fileURLToPath(import.meta.url));
 export const WRANGLER = join(WORKER_DIR, '..', 'node_modules', '.bin', 'wrangler');
-export const TOKEN = randomBytes(16).toString('hex');
+// A child process serving the Worker (test/serve.js) gets its parent's.
+export const TOKEN = process.env.EDGEBLOOM_TEST_TOKEN || randomBytes(16).toString('hex');
 const COMPATIBILITY_DATE = '2026-04-01'; // as in wrangler.jsonc
 
 const quietEnv = () => ({ ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' });
@@ -41,9 +42,13 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
   };
 }
 
-/** Runs the bundle in outdir in Miniflare with Durable Object state under stateDir. */
-export async function startMiniflare(outdir, stateDir) {
+/**
+ * Runs the bundle in outdir in Miniflare with Durable Object state under
+ * stateDir; with port, it also listens on 127.0.0.1:port (0: any free one).
+ */
+export async function startMiniflare(outdir, stateDir, { port } = {}) {
   const mf = new Miniflare({
+    ...(port === undefined ? {} : { host: '127.0.0.1', port }),
     modules: true,
     modulesRoot: outdir,
     scriptPath: join(outdir, 'worker.js'),
@@ -54,9 +59,10 @@ export async function startMiniflare(outdir, stateDir) {
     bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1' },
     cf: false,
   });
-  await mf.ready;
+  const url = await mf.ready;
   const shards = await mf.getDurableObjectNamespace('SHARDS');
   return {
+    url,
     request: client((url, init) => mf.dispatchFetch(url, init)),
     /** Calls a shard's test hook directly (see shard.js testHook). */
     async hook(object, path, body) {

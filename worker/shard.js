@@ -4,39 +4,26 @@
 // internal protocol).
 //
 // A shard keeps its filter in memory through the edgebloom npm module and
-// persists it to the object's SQLite storage as chunks: chunk -1 holds the
-// 64-byte header and the 8-byte checksum of the filter's encoding, chunks
-// 0..n-1 its payload, 1 MiB each. Every chunk carries a CRC-32. After an
-// add, only the chunks holding bits that the new keys set are written, with
-// chunk -1, in one synchronous transaction. On start the shard reads every
-// chunk back, checks each CRC and then the whole encoding's XXH64 (through
-// fromBytes); if anything is wrong it answers 500 shard_corrupt to every
+// persists it to the object's SQLite storage (store.js) as checksummed
+// chunks plus an append-only log: an add writes one log row holding the
+// positions of the bits it set, in the transaction of its reply, so a write
+// costs what it adds, not what the shard holds. The chunks are rebuilt from
+// the filter in memory by an alarm once the log passes logLimit(), and
+// within a request if the log reaches twice that. On start the shard loads
+// the chunks, checks each CRC and the whole encoding's XXH64, and replays
+// the log; if anything is wrong it answers 500 shard_corrupt to every
 // request until the filter is deleted: never silently wrong answers.
 
-import { init, BloomFilter } from 'edgebloom';
+import { init, BloomFilter, _memoryBytes } from 'edgebloom';
+import { Store, crc32, logLimit } from './store.js';
 
-const CHUNK_BYTES = 1 << 20;
-// Durable Object storage refuses values (SQLite rows) over 2 MB, and local
-// emulation does not: the limit is checked here so that a change of
-// CHUNK_BYTES cannot pass the tests and fail in production.
-const MAX_VALUE_BYTES = 2_000_000;
-const HEADER_BYTES = 64;
-const TRAILER_BYTES = 8;
+export { crc32 };
+
 // Keep in sync with maxShardBits in handler.go.
 const MAX_SHARD_BITS = 2 ** 26;
-
-const CRC_TABLE = new Int32Array(256).map((_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c;
-});
-
-/** CRC-32 (IEEE 802.3) of bytes, as an unsigned integer. */
-export function crc32(bytes) {
-  let c = -1;
-  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
+// A log that stays under logLimit() is still compacted this long after its
+// first row, so that a quiet shard loads from its chunks alone.
+const IDLE_COMPACT_MS = 10 * 60 * 1000;
 
 class HttpError extends Error {
   constructor(status, code, message) {
@@ -67,10 +54,36 @@ export class Shard {
     // {params, broken} for one whose storage failed its checks, or
     // {params: null} for an empty object.
     this.state = null;
-    // Chunks written since the object started, for the tests.
-    this.chunkWrites = 0;
+    // When the alarm that compacts the log is set for, or null.
+    this.alarmAt = null;
     this.sql.exec('CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
-    this.sql.exec('CREATE TABLE IF NOT EXISTS chunks (i INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
+    this.store = new Store(ctx.storage);
+  }
+
+  // alarm rebuilds the chunks from the log (see logged).
+  async alarm() {
+    await init();
+    this.alarmAt = null;
+    if (!this.state) this.state = this.load();
+    if (this.state.filter && this.store.logBytes > 0) this.store.compact(this.state.filter);
+  }
+
+  // logged persists what an add changed, in the transaction of its reply,
+  // and sees to the compaction of the log.
+  logged(filter, changes) {
+    this.ctx.storage.transactionSync(() => this.store.append(changes));
+    const limit = logLimit(filter.byteLength);
+    if (this.store.logBytes >= 2 * limit) {
+      // The alarm has not run (it is retried after failures): compact now,
+      // so the log and the time to load stay bounded.
+      this.store.compact(filter);
+      return;
+    }
+    const when = this.store.logBytes >= limit ? Date.now() : Date.now() + IDLE_COMPACT_MS;
+    if (this.alarmAt === null || when < this.alarmAt) {
+      this.alarmAt = when;
+      this.ctx.storage.setAlarm(when);
+    }
   }
 
   async fetch(request) {
@@ -148,15 +161,9 @@ export class Shard {
     const filter = this.open(p);
     switch (`${request.method} ${path}`) {
       case 'POST /add': {
-        const keys = JSON.parse(body).keys;
-        const added = filter.addMany(keys);
-        const dirty = new Set();
-        for (let i = 0; i < keys.length; i++) {
-          if (!added[i]) continue;
-          for (const pos of filter.positions(keys[i])) dirty.add(Math.floor(pos / 8 / CHUNK_BYTES));
-        }
-        if (dirty.size > 0) this.persist(filter, dirty);
-        return json(200, { added });
+        const changes = filter.addManyChanges(JSON.parse(body).keys);
+        if (changes.changed.length > 0) this.logged(filter, changes);
+        return json(200, { added: changes.added });
       }
       case 'POST /check':
         return json(200, { present: filter.hasMany(JSON.parse(body).keys) });
@@ -174,7 +181,9 @@ export class Shard {
         });
       }
       case 'GET /snapshot':
-        return new Response(filter.toBytes(), { headers: { 'Content-Type': 'application/octet-stream' } });
+        // readBytes copies the encoding out a piece at a time: the engine
+        // never holds a second copy of the shard.
+        return new Response(filter.readBytes(0), { headers: { 'Content-Type': 'application/octet-stream' } });
     }
     throw new HttpError(404, 'not_found', `shard: no endpoint ${request.method} ${path}`);
   }
@@ -198,7 +207,7 @@ export class Shard {
     const params = { filter: p.filter, index: p.index, capacity: p.capacity, errorRate: p.errorRate, generation: p.generation };
     this.ctx.storage.transactionSync(() => {
       this.putKV('shard', params);
-      this.persist(filter, 'all');
+      this.store.create(filter);
     });
     this.state = { params, filter };
     return filter;
@@ -207,36 +216,8 @@ export class Shard {
   reset() {
     this.state?.filter?.free();
     this.state = { params: null };
-    this.sql.exec('DELETE FROM chunks');
+    this.store.clear();
     this.sql.exec('DELETE FROM kv');
-  }
-
-  // persist writes chunk -1 and the given payload chunks ('all' for every one).
-  persist(filter, dirty) {
-    const bytes = filter.toBytes();
-    const payload = bytes.length - HEADER_BYTES - TRAILER_BYTES;
-    const n = Math.ceil(payload / CHUNK_BYTES);
-    const head = new Uint8Array(HEADER_BYTES + TRAILER_BYTES);
-    head.set(bytes.subarray(0, HEADER_BYTES));
-    head.set(bytes.subarray(bytes.length - TRAILER_BYTES), HEADER_BYTES);
-    const indexes = dirty === 'all' ? Array.from({ length: n }, (_, i) => i) : [...dirty];
-    this.ctx.storage.transactionSync(() => {
-      this.putChunk(-1, head);
-      for (const i of indexes) {
-        const start = HEADER_BYTES + i * CHUNK_BYTES;
-        this.putChunk(i, bytes.subarray(start, start + Math.min(CHUNK_BYTES, payload - i * CHUNK_BYTES)));
-      }
-      if (dirty === 'all') this.sql.exec('DELETE FROM chunks WHERE i >= ?', n);
-    });
-  }
-
-  putChunk(i, data) {
-    if (data.byteLength > MAX_VALUE_BYTES) {
-      throw new Error(`shard: chunk ${i} is ${data.byteLength} bytes, over the ${MAX_VALUE_BYTES}-byte value limit`);
-    }
-    const copy = data.slice();
-    this.chunkWrites++;
-    this.sql.exec('INSERT OR REPLACE INTO chunks (i, data, crc) VALUES (?, ?, ?)', i, copy.buffer, crc32(copy));
   }
 
   // load reads the shard back and checks it; see the comment at the top.
@@ -248,56 +229,56 @@ export class Shard {
       params,
       broken: `${name}: ${why}; the stored filter cannot be trusted, so the shard refuses to answer. DELETE the filter and rebuild it.`,
     });
-    const chunks = new Map();
-    for (const row of this.sql.exec('SELECT i, data, crc FROM chunks ORDER BY i')) {
-      const data = new Uint8Array(row.data);
-      const crc = crc32(data);
-      if (crc !== row.crc) return broken(`chunk ${row.i} failed its CRC-32 check (stored ${row.crc}, computed ${crc})`);
-      chunks.set(row.i, data);
+    // Made from the parameters, and checked against the stored header.
+    const filter = new BloomFilter({ capacity: params.capacity, errorRate: params.errorRate });
+    if (filter.bits > MAX_SHARD_BITS) {
+      filter.free();
+      return broken(`the shard's parameters need ${filter.bits} bits, more than ${MAX_SHARD_BITS}`);
     }
-    const head = chunks.get(-1);
-    if (!head || head.length !== HEADER_BYTES + TRAILER_BYTES) return broken('the header chunk is missing or has the wrong size');
-    const bits = Number(new DataView(head.buffer, head.byteOffset).getBigUint64(16, true));
-    if (!(bits > 0 && bits <= MAX_SHARD_BITS)) return broken(`the header says ${bits} bits`);
-    const payload = payloadBytes(bits);
-    const n = Math.ceil(payload / CHUNK_BYTES);
-    if (chunks.size !== n + 1) return broken(`${chunks.size - 1} payload chunks stored, ${n} expected`);
-    const bytes = new Uint8Array(HEADER_BYTES + payload + TRAILER_BYTES);
-    bytes.set(head.subarray(0, HEADER_BYTES));
-    for (let i = 0; i < n; i++) {
-      const chunk = chunks.get(i);
-      const want = Math.min(CHUNK_BYTES, payload - i * CHUNK_BYTES);
-      if (!chunk || chunk.length !== want) return broken(`chunk ${i} is missing or has the wrong size`);
-      bytes.set(chunk, HEADER_BYTES + i * CHUNK_BYTES);
+    const damage = this.store.load(filter);
+    if (damage) {
+      filter.free();
+      return broken(damage);
     }
-    bytes.set(head.subarray(HEADER_BYTES), HEADER_BYTES + payload);
-    try {
-      return { params, filter: BloomFilter.fromBytes(bytes, { maxBits: MAX_SHARD_BITS }) };
-    } catch (err) {
-      return broken(`the reassembled filter does not load (${err.code ?? 'error'}: ${err.message})`);
-    }
+    return { params, filter };
   }
 
   // testHook serves the tests, only when the Worker runs with
-  // EDGEBLOOM_TEST_HOOKS=1. GET /_test/info lists the stored chunks and
-  // counts chunk writes. POST /_test/corrupt {"chunk": i, "fixCrc": b}
-  // flips one byte of chunk i (and rewrites its CRC when fixCrc, so only the
-  // whole-filter checksum catches it); it and POST /_test/evict forget the
-  // in-memory filter, as an eviction would.
+  // EDGEBLOOM_TEST_HOOKS=1. GET /_test/info lists the stored chunks and log
+  // rows, counts the rows and bytes written, and gives the engine's memory.
+  // POST /_test/corrupt {"chunk": i, "fixCrc": b} flips one byte of chunk i
+  // (and rewrites its CRC when fixCrc, so only the whole-filter checksum
+  // catches it), {"log": seq} one byte of a log row; it and POST
+  // /_test/evict forget the in-memory filter, as an eviction would. POST
+  // /_test/compact {"spin": n} compacts the log now; before it commits it
+  // logs a line and hashes a megabyte n times, so that a test can kill the
+  // process in the middle.
   testHook(path, body) {
     if (this.env.EDGEBLOOM_TEST_HOOKS !== '1') throw new HttpError(404, 'not_found', 'no such endpoint');
     if (path === '/_test/info') {
-      const chunks = this.sql.exec('SELECT i, length(data) AS bytes, crc FROM chunks ORDER BY i').toArray();
-      return json(200, { chunkWrites: this.chunkWrites, chunks });
+      return json(200, { ...this.store.info(), logBytes: this.store.logBytes, memoryBytes: _memoryBytes() });
+    }
+    if (path === '/_test/compact') {
+      const { spin = 0 } = JSON.parse(body || '{}');
+      if (!this.state) this.state = this.load();
+      if (!this.state.filter) throw new HttpError(404, 'not_found', 'no live filter to compact');
+      const pause = () => {
+        console.log(`edgebloom shard: compacting, ${this.store.dirty.size} chunks written, not committed`);
+        const mb = new Uint8Array(1 << 20);
+        for (let i = 0; i < spin; i++) mb[i % mb.length] = crc32(mb) & 0xff;
+      };
+      this.store.compact(this.state.filter, pause);
+      return json(200, this.store.info());
     }
     if (path === '/_test/corrupt') {
-      const { chunk, fixCrc } = JSON.parse(body);
-      const rows = this.sql.exec('SELECT data, crc FROM chunks WHERE i = ?', chunk).toArray();
-      if (!rows.length) throw new HttpError(404, 'not_found', `no chunk ${chunk}`);
+      const { chunk, fixCrc, log } = JSON.parse(body);
+      const [table, key, id] = log === undefined ? ['chunks', 'i', chunk] : ['log', 'seq', log];
+      const rows = this.sql.exec(`SELECT data, crc FROM ${table} WHERE ${key} = ?`, id).toArray();
+      if (!rows.length) throw new HttpError(404, 'not_found', `no row ${id} in ${table}`);
       const data = new Uint8Array(rows[0].data);
       data[data.length >> 1] ^= 0x10;
       const crc = fixCrc ? crc32(data) : rows[0].crc;
-      this.sql.exec('UPDATE chunks SET data = ?, crc = ? WHERE i = ?', data.buffer, crc, chunk);
+      this.sql.exec(`UPDATE ${table} SET data = ?, crc = ? WHERE ${key} = ?`, data.buffer, crc, id);
     } else if (path !== '/_test/evict') {
       throw new HttpError(404, 'not_found', 'no such test hook');
     }

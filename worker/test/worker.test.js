@@ -1,7 +1,7 @@
 // The edge service in a real workerd (Miniflare), built the way
 // "wrangler deploy" builds it: every endpoint and error, 50 concurrent
-// clients, a restart on the same persisted state, chunked persistence and
-// corruption, and snapshots read back by Go and by the npm module.
+// clients, a restart on the same persisted state, persistence as chunks and
+// a log, corruption, and snapshots read back by Go and by the npm module.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -277,35 +277,68 @@ describe('chunked persistence', () => {
   const params = { capacity: 1_000_000, errorRate: 0.01, shards: 1 };
   const object = 'shard:big:0';
 
-  test('only the chunks a new key touched are written, with the header chunk', async () => {
+  test('an add writes one log row of the bits it set; compaction writes the chunks they fall in', async () => {
     assert.equal((await req('PUT', '/v1/filters/big', params)).status, 201);
+    const local = new edgebloom.BloomFilter({ capacity: params.capacity, errorRate: params.errorRate });
+    const info = async () => (await w.hook(object, '/_test/info')).json;
     await req('POST', '/v1/filters/big/add', { keys: ['warm-up'] });
-    const before = (await w.hook(object, '/_test/info')).json;
+    local.add('warm-up');
+    const first = await info();
     assert.deepEqual(
-      before.chunks.map((c) => c.i),
+      first.chunks.map((c) => c.i),
       [-1, 0, 1],
     );
-    assert.ok(before.chunks.every((c) => c.bytes <= 1 << 20));
-    const local = new edgebloom.BloomFilter({ capacity: params.capacity, errorRate: params.errorRate });
+    assert.ok(first.chunks.every((c) => c.bytes <= 1 << 20));
+    assert.deepEqual(first.log.map((r) => r.bytes), [8 + 4 * local.hashes], 'one row: the count and 7 positions');
+    assert.equal((await w.hook(object, '/_test/compact', {})).status, 200);
+    const info0 = await info();
+    assert.equal(info0.log.length, 0);
+    const touched = new Set();
     for (const key of ['https://a.example/1', 'https://b.example/2', 'https://c.example/3']) {
-      const touched = new Set(local.positions(key).map((p) => Math.floor(p / 8 / (1 << 20))));
-      const info0 = (await w.hook(object, '/_test/info')).json;
+      const { changed } = local.addManyChanges([key]);
+      for (const p of changed) touched.add(Math.floor(p / 8 / (1 << 20)));
+      const a = await info();
       assert.deepEqual((await req('POST', '/v1/filters/big/add', { keys: [key] })).json, { added: [true] });
-      const info1 = (await w.hook(object, '/_test/info')).json;
-      assert.equal(info1.chunkWrites - info0.chunkWrites, 1 + touched.size, `${key} touches chunks ${[...touched]}`);
-      for (const c of info1.chunks) {
-        const old = info0.chunks.find((o) => o.i === c.i);
-        if (c.i !== -1 && !touched.has(c.i)) assert.equal(c.crc, old.crc, `chunk ${c.i} unchanged`);
-      }
+      const b = await info();
+      assert.equal(b.chunkWrites, a.chunkWrites, 'an add writes no chunk');
+      assert.equal(b.logWrites - a.logWrites, 1);
+      assert.equal(b.bytesWritten - a.bytesWritten, 8 + 4 * changed.length, `${key}: the bytes written are its positions`);
       // Adding it again changes nothing and writes nothing.
       assert.deepEqual((await req('POST', '/v1/filters/big/add', { keys: [key] })).json, { added: [false] });
-      assert.equal((await w.hook(object, '/_test/info')).json.chunkWrites, info1.chunkWrites);
+      assert.equal((await info()).bytesWritten, b.bytesWritten);
     }
-    local.free();
-    // Reloaded from storage, it answers the same.
+    // Loaded from the chunks and the log: the same answers.
     assert.equal((await w.hook(object, '/_test/evict', {})).status, 204);
-    const res = await req('POST', '/v1/filters/big/check', { keys: ['warm-up', 'https://b.example/2', 'nope'] });
+    let res = await req('POST', '/v1/filters/big/check', { keys: ['warm-up', 'https://b.example/2', 'nope'] });
     assert.deepEqual(res.json, { present: [true, true, false] });
+    const a = await info();
+    assert.equal(a.log.length, 3);
+    assert.equal((await w.hook(object, '/_test/compact', {})).status, 200);
+    const b = await info();
+    assert.equal(b.log.length, 0);
+    assert.equal(b.chunkWrites - a.chunkWrites, 1 + touched.size, `the header chunk and chunks ${[...touched]}`);
+    for (const c of b.chunks) {
+      const old = a.chunks.find((o) => o.i === c.i);
+      if (c.i !== -1 && !touched.has(c.i)) assert.equal(c.crc, old.crc, `chunk ${c.i} unchanged`);
+    }
+    // The snapshot is the filter the npm module built from the same adds.
+    const snap = await req('GET', '/v1/filters/big/snapshot');
+    assert.deepEqual(snap.bytes, local.toBytes());
+    local.free();
+    assert.equal((await w.hook(object, '/_test/evict', {})).status, 204);
+    res = await req('POST', '/v1/filters/big/check', { keys: ['warm-up', 'https://b.example/2', 'nope'] });
+    assert.deepEqual(res.json, { present: [true, true, false] });
+  });
+
+  test('a log row that fails its CRC makes the shard answer 500 shard_corrupt', async () => {
+    await req('POST', '/v1/filters/big/add', { keys: ['logged'] });
+    const { log } = (await w.hook(object, '/_test/info')).json;
+    assert.equal((await w.hook(object, '/_test/corrupt', { log: log[0].seq })).status, 204);
+    const res = await expectError(req('POST', '/v1/filters/big/check', { keys: ['warm-up'] }), 500, 'shard_corrupt');
+    assert.match(res.json.error.message, /log row \d+ failed its CRC-32 check/);
+    assert.equal((await req('DELETE', '/v1/filters/big')).status, 204);
+    assert.equal((await req('PUT', '/v1/filters/big', params)).status, 201);
+    await req('POST', '/v1/filters/big/add', { keys: ['warm-up'] });
   });
 
   test('a chunk that fails its CRC makes the shard answer 500 shard_corrupt', async () => {

@@ -1,0 +1,230 @@
+// A shard's storage in its Durable Object's SQLite: the filter as chunks,
+// plus an append-only log of what each add changed since the chunks were
+// last rebuilt. See README.md, "Persistence".
+//
+//   chunks (i, data, crc)   chunk -1: the 64-byte header and the 8-byte
+//                           checksum of the filter's encoding; chunks 0..n-1:
+//                           its payload, CHUNK_BYTES each
+//   log (seq, data, crc)    one row an add that set bits: the filter's count
+//                           after it (uint64) and the positions of the bits
+//                           it set (uint32 each), little-endian
+//
+// Every row carries a CRC-32 of its data. An add writes one log row,
+// proportional to what it set, in the transaction of its reply. compact()
+// writes the chunks the log touched and the header chunk from the filter in
+// memory, and deletes the log, in one transaction. load() rebuilds the
+// filter chunk by chunk, checks the whole encoding's checksum, then replays
+// the log; no step holds a second copy of the filter.
+
+const CHUNK_BYTES = 1 << 20;
+// Durable Object storage refuses values (SQLite rows) over 2 MB, and local
+// emulation does not: the limit is checked here so that a change of
+// CHUNK_BYTES cannot pass the tests and fail in production.
+const MAX_VALUE_BYTES = 2_000_000;
+const HEADER_BYTES = 64;
+const TRAILER_BYTES = 8;
+const COUNT_BYTES = 8;
+// Positions in one log row: an add that set more spans several rows.
+const POSITIONS_PER_ROW = Math.floor((MAX_VALUE_BYTES - COUNT_BYTES) / 4);
+
+const CRC_TABLE = new Int32Array(256).map((_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c;
+});
+
+/** CRC-32 (IEEE 802.3) of bytes, as an unsigned integer. */
+export function crc32(bytes) {
+  let c = -1;
+  for (let i = 0; i < bytes.length; i++) c = CRC_TABLE[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ -1) >>> 0;
+}
+
+/**
+ * The log may grow to this many bytes before the chunks are rebuilt from
+ * it: a quarter of the payload (at least 256 KiB). A rebuild writes at most
+ * the payload, so the bytes written stay within five times the bytes
+ * logged, and a load reads at most 1.25 times the payload.
+ */
+export function logLimit(payloadBytes) {
+  return Math.max(256 << 10, payloadBytes / 4);
+}
+
+/** A shard's chunks and log in a Durable Object's SQLite (ctx.storage). */
+export class Store {
+  constructor(storage) {
+    this.storage = storage;
+    this.sql = storage.sql;
+    // Bytes in the log, and the chunks its positions fall in: what the next
+    // compact() writes. Known after create() or load().
+    this.logBytes = 0;
+    this.dirty = new Set();
+    // Rows and bytes written since the object started, for the tests and
+    // the benchmark.
+    this.chunkWrites = 0;
+    this.logWrites = 0;
+    this.bytesWritten = 0;
+    this.sql.exec('CREATE TABLE IF NOT EXISTS chunks (i INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
+    this.sql.exec('CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
+  }
+
+  /** Drops the chunks and the log. */
+  clear() {
+    this.sql.exec('DELETE FROM chunks');
+    this.sql.exec('DELETE FROM log');
+    this.logBytes = 0;
+    this.dirty.clear();
+  }
+
+  /** Writes every chunk of a new filter (in the caller's transaction). */
+  create(filter) {
+    this.clear();
+    const n = Math.ceil(payloadOf(filter) / CHUNK_BYTES);
+    for (let i = 0; i < n; i++) this.dirty.add(i);
+    this.writeChunks(filter);
+  }
+
+  /**
+   * Appends what an add changed (addManyChanges' result): the bytes it
+   * writes grow with the positions, not with the filter.
+   */
+  append(changes) {
+    const { changed, count } = changes;
+    if (changed.length === 0) return;
+    for (let at = 0; at < changed.length; at += POSITIONS_PER_ROW) {
+      const part = changed.subarray(at, at + POSITIONS_PER_ROW);
+      const data = new Uint8Array(COUNT_BYTES + 4 * part.length);
+      const view = new DataView(data.buffer);
+      view.setBigUint64(0, BigInt(count), true);
+      for (let i = 0; i < part.length; i++) {
+        view.setUint32(COUNT_BYTES + 4 * i, part[i], true);
+        this.dirty.add(Math.floor(part[i] / 8 / CHUNK_BYTES));
+      }
+      this.sql.exec('INSERT INTO log (data, crc) VALUES (?, ?)', data.buffer, crc32(data));
+      this.logWrites++;
+      this.bytesWritten += data.length;
+      this.logBytes += data.length;
+    }
+  }
+
+  /**
+   * Rebuilds the chunks the log touched, and the header chunk, from filter
+   * (which holds the chunks and the whole log), and empties the log, in one
+   * transaction: a crash leaves either the old chunks and the log or the
+   * new chunks and no log, and both load to the same filter. Before it
+   * commits, pause (a test hook) runs.
+   */
+  compact(filter, pause) {
+    this.storage.transactionSync(() => {
+      this.writeChunks(filter);
+      this.sql.exec('DELETE FROM log');
+      pause?.();
+    });
+    this.logBytes = 0;
+    this.dirty.clear();
+  }
+
+  // writeChunks writes the dirty chunks and the header chunk from filter.
+  writeChunks(filter) {
+    const size = filter.byteLength;
+    const payload = size - HEADER_BYTES - TRAILER_BYTES;
+    for (const i of [...this.dirty].sort((a, b) => a - b)) {
+      const start = HEADER_BYTES + i * CHUNK_BYTES;
+      this.putChunk(i, filter.readBytes(start, start + Math.min(CHUNK_BYTES, payload - i * CHUNK_BYTES)));
+    }
+    const head = new Uint8Array(HEADER_BYTES + TRAILER_BYTES);
+    head.set(filter.readBytes(0, HEADER_BYTES));
+    head.set(filter.readBytes(size - TRAILER_BYTES, size), HEADER_BYTES);
+    this.putChunk(-1, head);
+  }
+
+  putChunk(i, data) {
+    if (data.byteLength > MAX_VALUE_BYTES) {
+      throw new Error(`shard: chunk ${i} is ${data.byteLength} bytes, over the ${MAX_VALUE_BYTES}-byte value limit`);
+    }
+    this.chunkWrites++;
+    this.bytesWritten += data.byteLength;
+    this.sql.exec('INSERT OR REPLACE INTO chunks (i, data, crc) VALUES (?, ?, ?)', i, data.buffer, crc32(data));
+  }
+
+  /**
+   * Loads the filter into filter, a new empty one made from the shard's
+   * parameters: chunk by chunk, each checked by its CRC-32, then the whole
+   * encoding by its checksum, then the log replayed, each row checked by its
+   * CRC-32. It returns null when all is well, or what is damaged.
+   */
+  load(filter) {
+    const size = filter.byteLength;
+    const payload = size - HEADER_BYTES - TRAILER_BYTES;
+    const n = Math.ceil(payload / CHUNK_BYTES);
+    const heads = this.sql.exec('SELECT data, crc FROM chunks WHERE i = -1').toArray();
+    if (heads.length === 0) return 'the header chunk is missing';
+    const head = new Uint8Array(heads[0].data);
+    if (crc32(head) !== heads[0].crc) return `chunk -1 failed its CRC-32 check (stored ${heads[0].crc}, computed ${crc32(head)})`;
+    if (head.length !== HEADER_BYTES + TRAILER_BYTES) return 'the header chunk has the wrong size';
+    // The stored header must be the one these parameters make, but for
+    // the count (bytes 32 to 40).
+    const want = filter.readBytes(0, HEADER_BYTES);
+    for (let i = 0; i < HEADER_BYTES; i++) {
+      if ((i < 32 || i >= 40) && head[i] !== want[i]) return `the header chunk does not match the shard's parameters (byte ${i})`;
+    }
+    const count = Number(new DataView(head.buffer).getBigUint64(32, true));
+    let seen = 0;
+    // Row by row: no copy of the whole payload is ever held.
+    for (const row of this.sql.exec('SELECT i, data, crc FROM chunks WHERE i >= 0 ORDER BY i')) {
+      const data = new Uint8Array(row.data);
+      const crc = crc32(data);
+      if (crc !== row.crc) return `chunk ${row.i} failed its CRC-32 check (stored ${row.crc}, computed ${crc})`;
+      if (row.i >= n || data.length !== Math.min(CHUNK_BYTES, payload - row.i * CHUNK_BYTES)) return `chunk ${row.i} has the wrong size`;
+      try {
+        filter.writeBytes(HEADER_BYTES + row.i * CHUNK_BYTES, data);
+      } catch (err) {
+        return `chunk ${row.i} does not load (${err.code ?? 'error'}: ${err.message})`;
+      }
+      seen++;
+    }
+    if (seen !== n) return `${seen} payload chunks stored, ${n} expected`;
+    filter.applyChanges({ changed: [], count });
+    const sum = filter.readBytes(size - TRAILER_BYTES, size);
+    if (sum.some((b, i) => b !== head[HEADER_BYTES + i])) {
+      return 'the reassembled filter fails its checks (ERR_CHECKSUM: bloom: checksum mismatch)';
+    }
+    this.logBytes = 0;
+    this.dirty.clear();
+    for (const row of this.sql.exec('SELECT seq, data, crc FROM log ORDER BY seq')) {
+      const data = new Uint8Array(row.data);
+      const crc = crc32(data);
+      if (crc !== row.crc) return `log row ${row.seq} failed its CRC-32 check (stored ${row.crc}, computed ${crc})`;
+      if (data.length < COUNT_BYTES || (data.length - COUNT_BYTES) % 4 !== 0) return `log row ${row.seq} has the wrong size`;
+      const view = new DataView(data.buffer);
+      const changed = new Uint32Array((data.length - COUNT_BYTES) / 4);
+      for (let i = 0; i < changed.length; i++) {
+        changed[i] = view.getUint32(COUNT_BYTES + 4 * i, true);
+        this.dirty.add(Math.floor(changed[i] / 8 / CHUNK_BYTES));
+      }
+      try {
+        filter.applyChanges({ changed, count: Number(view.getBigUint64(0, true)) });
+      } catch (err) {
+        if (err.code !== 'ERR_ARG') throw err;
+        return `log row ${row.seq} does not apply (${err.message})`;
+      }
+      this.logBytes += data.length;
+    }
+    return null;
+  }
+
+  /** What the tests look at: the rows and the writes so far. */
+  info() {
+    return {
+      chunkWrites: this.chunkWrites,
+      logWrites: this.logWrites,
+      bytesWritten: this.bytesWritten,
+      chunks: this.sql.exec('SELECT i, length(data) AS bytes, crc FROM chunks ORDER BY i').toArray(),
+      log: this.sql.exec('SELECT seq, length(data) AS bytes FROM log ORDER BY seq').toArray(),
+    };
+  }
+}
+
+function payloadOf(filter) {
+  return filter.byteLength - HEADER_BYTES - TRAILER_BYTES;
+}
