@@ -10,7 +10,7 @@ import { Miniflare } from 'miniflare';
 
 export const WORKER_DIR = dirname(fileURLToPath(import.meta.url));
 export const WRANGLER = join(WORKER_DIR, '..', 'node_modules', '.bin', 'wrangler');
-// A child process serving the Worker (test/serve.js) gets its parent's.
+// A child process serving the Worker (serve.js) gets its parent's.
 export const TOKEN = process.env.EDGEBLOOM_TEST_TOKEN || randomBytes(16).toString('hex');
 const COMPATIBILITY_DATE = '2026-04-01'; // as in wrangler.jsonc
 

@@ -1,7 +1,7 @@
 // The edge service killed with SIGKILL, as a crash would, while it writes
 // and while it compacts a shard's log: after a restart on the same state,
 // every add it acknowledged is there. workerd runs in a process group of
-// its own (test/serve.js), and the whole group is killed.
+// its own (serve.js), and the whole group is killed.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -24,9 +24,9 @@ after(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts test/serve.js on state; kill() sends SIGKILL to its process group. */
+/** Starts serve.js on state; kill() sends SIGKILL to its process group. */
 async function serve(state) {
-  const child = spawn(process.execPath, [join(WORKER_DIR, 'test', 'serve.js'), out, state], {
+  const child = spawn(process.execPath, [join(WORKER_DIR, 'serve.js'), out, state], {
     cwd: WORKER_DIR,
     env: { ...process.env, EDGEBLOOM_TEST_TOKEN: TOKEN },
     detached: true,
