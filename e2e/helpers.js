@@ -458,9 +458,10 @@ export async function assertWorkerdBundle(dir, packageDir) {
 
 /**
  * Runs a bundle from wranglerBundle in Miniflare (workerd) with the config
- * from writeWorkerProject; disposed by cleanup().
+ * from writeWorkerProject, and extra Miniflare options (durableObjects, …);
+ * disposed by cleanup().
  */
-export async function startMiniflare(bundle, config) {
+export async function startMiniflare(bundle, config, extra = {}) {
   const { Miniflare } = await import('miniflare'); // large: loaded only by the tests that need it
   const mf = new Miniflare({
     host: '127.0.0.1',
@@ -472,6 +473,7 @@ export async function startMiniflare(bundle, config) {
     modulesRoot: bundle.outdir,
     scriptPath: path.join(bundle.outdir, bundle.entry),
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    ...extra,
   });
   cleanups.push(() => mf.dispose());
   await mf.ready;
