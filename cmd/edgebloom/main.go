@@ -35,7 +35,7 @@ Commands:
   info [--json] FILE                      parameters and statistics of a filter
   merge -o OUT A B [C...]                 union of filters of the same size
   rotate FILE                             start a new generation of a window filter
-  push [--name N] FILE URL                copy a filter file into Redis (redis://host:port/db)
+  push [--name N] [--recreate] FILE URL   copy a filter file into Redis (redis://host:port/db)
   pull [--name N] URL FILE                write a filter in Redis to a file
 
 check and add take --redis URL --name N to use a filter in Redis instead of
