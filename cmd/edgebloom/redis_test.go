@@ -160,6 +160,13 @@ func TestRedisLost(t *testing.T) {
 	}
 	expect(t, dir, "", 0, "push", "--recreate", "crawl.bloom", url)
 	expect(t, dir, urls(0, 1000), 0, "check", "-q", "--redis", url, "--name", "crawl")
+	// pull writes no file over one that a writer holds.
+	w := startWriter(t, dir, urls(1000, 5000), "add", "crawl.bloom")
+	if r := expect(t, dir, "", 2, "pull", url, "crawl.bloom"); r.stderr != "edgebloom: pull: crawl.bloom: the file is open for writing elsewhere\n" {
+		t.Errorf("pull over a file a writer holds: stderr %q", r.stderr)
+	}
+	w.finish(t)
+	expect(t, dir, urls(1000, 5000), 0, "check", "-q", "crawl.bloom")
 	r := expect(t, dir, "", 2, "push", "--recreate", "crawl.bloom", url)
 	if !strings.Contains(r.stderr, "exists") {
 		t.Errorf("push --recreate over a whole filter: stderr %q; want it refused", r.stderr)
