@@ -12,8 +12,10 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -139,15 +141,15 @@ func Create(path string, capacity uint64, fpRate float64) (*FileFilter, error) {
 }
 
 // writeTemp makes a file beside path under a temporary name, locked, with
-// the mode of the file at path (0644 when there is none), has fill write
-// it, flushes it to disk, and renames it to path unless another writer
-// holds path (ErrLocked). It returns the file, which path now names, still
+// the mode of the file at path (when there is none, 0666 less the umask, as
+// os.Create makes), has fill write it, flushes it to disk, and renames it
+// to path unless another writer holds path (ErrLocked). It returns the file, which path now names, still
 // locked; on any error the temporary file is removed.
 //
 // Errors of the temporary file name path, with op as their Op: the
 // temporary name means nothing to the caller.
 func writeTemp(op, path string, fill func(*os.File) error) (file *os.File, err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	tmp, err := createTemp(path)
 	if err != nil {
 		return nil, renamed(op, path, err)
 	}
@@ -160,15 +162,13 @@ func writeTemp(op, path string, fill func(*os.File) error) (file *os.File, err e
 			}
 		}
 	}()
-	mode := os.FileMode(0o644) // CreateTemp makes 0600; keep the old file's mode
-	if fi, err := os.Stat(path); err == nil {
-		mode = fi.Mode().Perm()
-	}
 	if err := lockFile(tmp, tmp.Name()); err != nil {
 		return nil, err
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		return nil, err
+	if fi, err := os.Stat(path); err == nil {
+		if err := tmp.Chmod(fi.Mode().Perm()); err != nil {
+			return nil, err
+		}
 	}
 	if err := fill(tmp); err != nil {
 		return nil, err
@@ -177,6 +177,19 @@ func writeTemp(op, path string, fill func(*os.File) error) (file *os.File, err e
 		return nil, err
 	}
 	return replaceFile(tmp, path)
+}
+
+// createTemp makes a new file beside path, named after it, as os.Create
+// would make path: mode 0666 less the umask. (os.CreateTemp makes 0600.)
+func createTemp(path string) (*os.File, error) {
+	dir, base := filepath.Split(path)
+	for {
+		name := filepath.Join(dir, "."+base+"."+strconv.FormatUint(rand.Uint64(), 36)+".tmp")
+		file, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if !errors.Is(err, os.ErrExist) {
+			return file, err
+		}
+	}
 }
 
 // renamed makes an *os.PathError of err, which names path.
@@ -249,7 +262,7 @@ func (l *FileLock) File() *os.File { return l.file }
 // renames it into its place, as WriteFile does; the lock then holds the new
 // file. A crash leaves the old file or the new one.
 func (l *FileLock) Replace(w io.WriterTo) error {
-	tmp, err := os.CreateTemp(filepath.Dir(l.path), "."+filepath.Base(l.path)+".*.tmp")
+	tmp, err := createTemp(l.path)
 	if err != nil {
 		return err
 	}

@@ -18,3 +18,22 @@ func TestCreateReserves(t *testing.T) {
 		t.Errorf("Create: %d bytes allocated of the %d-byte file; want all of them", allocated, st.Size)
 	}
 }
+
+// TestCreateMode checks that a new file gets 0666 less the umask, as
+// os.Create gives, and a replaced file keeps its mode.
+func TestCreateMode(t *testing.T) {
+	old := syscall.Umask(0o027)
+	defer syscall.Umask(old)
+	path := tempPath(t)
+	must(Create(path, 10, 0.01)).Close()
+	if mode := must(os.Stat(path)).Mode().Perm(); mode != 0o640 {
+		t.Errorf("new file: mode %o; want 640", mode)
+	}
+	os.Chmod(path, 0o600)
+	if err := WriteFile(path, must(New(10, 0.01))); err != nil {
+		t.Fatal(err)
+	}
+	if mode := must(os.Stat(path)).Mode().Perm(); mode != 0o600 {
+		t.Errorf("replaced file: mode %o; want the old file's 600", mode)
+	}
+}
