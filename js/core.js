@@ -368,13 +368,14 @@ function scratch(e, size) {
   return e.scratch;
 }
 
-// rescratch forgets the scratch buffer's address after an operation that
-// may have replaced a large one with a small one (decodes; see
-// shrinkScratch in wasm/main.go).
+// rescratch follows a decode, after which the engine replaces a scratch
+// buffer of more than 4 MiB with one of 64 KiB (shrinkScratch in
+// wasm/main.go), and re-reads its address.
 function rescratch(e) {
-  e.scratchSize = 0;
+  if (e.scratchSize <= 4 * 2 ** 20) return;
+  e.scratchSize = 64 * 1024;
   e.view = new Uint8Array(0);
-  scratch(e, 64 * 1024);
+  e.scratch = call(e, OP_SCRATCH, 0, e.scratchSize) >>> 0;
 }
 
 // streamKey adds (add 1) or tests (add 0) key in filter h in pieces of at

@@ -575,20 +575,20 @@ func decode(n uint32, bound float64) int32 {
 	default:
 		f, err = bloom.Decode(r, limit)
 	}
+	shrinkScratch()
 	switch {
 	case err != nil:
 		return failErr(err)
 	case len(r.b) != 0:
 		return fail(errCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
 	}
-	shrinkScratch()
 	return register(f)
 }
 
 // shrinkScratch drops a scratch buffer of more than 4 MiB, grown for an
-// input that is now a filter: kept, it would hold a second copy of the
-// filter's bytes for good. The JS side re-reads the scratch address after
-// every decode.
+// input that is now a filter (or was refused): kept, it would hold a second
+// copy of the filter's bytes for good. The JS side (rescratch) does the
+// same arithmetic and re-reads the scratch address.
 func shrinkScratch() {
 	if len(scratch) > 4<<20 {
 		scratch = make([]byte, 64<<10)
@@ -606,9 +606,9 @@ func fromParquet(n uint32, bound float64) int32 {
 		return fail(errTooLarge, "bloom: filter exceeds the size bound")
 	}
 	f, err := bloom.BlockedFromParquet(scratch[:n])
+	shrinkScratch()
 	if err != nil {
 		return failErr(err)
 	}
-	shrinkScratch()
 	return register(f)
 }
