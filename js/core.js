@@ -745,7 +745,15 @@ export class Filter {
   /** @param {Array<string | Uint8Array>} keys */
   addMany(keys) {
     const e = this.#engine();
-    return batchOp(e, 1, this.#handle, keys);
+    const results = batchOp(e, 1, this.#handle, keys);
+    // A scalable filter grows as it fills: its new layers count against
+    // the memory budget from the batch that made them on.
+    if (this.#params[STAT_KIND] === KIND_SCALABLE) {
+      const size = this.#readParams()[STAT_ENCODED_SIZE];
+      e.used += size - this.#size;
+      this.#size = size;
+    }
+    return results;
   }
 
   /** @param {Array<string | Uint8Array>} keys */

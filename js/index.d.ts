@@ -75,9 +75,10 @@ export interface InitOptions {
    * "ERR_TOO_LARGE" before anything is allocated; every other filter keeps
    * working. Linear memory never shrinks, so without a budget one oversized
    * request could take the memory all the filters live in. Not counted: the
-   * copy toBytes() makes for the moment it runs, and the layers a
-   * ScalableBloomFilter adds as it grows. init() on a running engine sets a
-   * new budget at once.
+   * copy toBytes() makes for the moment it runs. The layers a
+   * ScalableBloomFilter adds as it grows count from the addMany() that made
+   * them (not from a single add()), and are not refused. init() on a
+   * running engine sets a new budget at once.
    */
   memoryLimit?: number;
 }

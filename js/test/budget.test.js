@@ -129,3 +129,16 @@ test('a key longer than a piece, with a surrogate pair across the cut and lone s
   assert.equal(whole.has(key) && streamed.has(utf8) && streamedBytes.hasMany([key])[0], true);
   for (const f of [whole, streamed, streamedBytes]) f.free();
 });
+
+test("a scalable filter's new layers count against the budget from the batch that made them", async () => {
+  await init();
+  const before = _memoryBudget().used;
+  const s = new ScalableBloomFilter({ initialCapacity: 1000, errorRate: 0.01 });
+  const small = _memoryBudget().used - before;
+  s.addMany(crawlerURLs(50_000));
+  assert.ok(s.layers > 3);
+  assert.equal(_memoryBudget().used - before, s.byteLength);
+  assert.ok(s.byteLength > 10 * small);
+  s.free();
+  assert.equal(_memoryBudget().used, before);
+});
