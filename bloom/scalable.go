@@ -64,8 +64,13 @@ func (s *ScalableFilter) layerParams(i int) (uint64, float64) {
 }
 
 // grow adds a layer. It reports false when the next layer would exceed
-// MaxBits or MaxHashes; the filter then keeps filling its last layer.
+// MaxBits or MaxHashes, or be layer MaxLayers+1 (which MaxBits reaches
+// first: the capacity doubles with each layer); the filter then keeps
+// filling its last layer, and always encodes to a record its decoder reads.
 func (s *ScalableFilter) grow() bool {
+	if len(s.fs) >= MaxLayers {
+		return false
+	}
 	n, p := s.layerParams(len(s.fs))
 	m, k, err := Optimal(n, p)
 	if n == 0 || err != nil {

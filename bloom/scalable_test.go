@@ -100,3 +100,25 @@ func TestScalableStopsGrowing(t *testing.T) {
 		t.Errorf("Layers %d, OverCapacity %v; want 1, true", s.Layers(), s.OverCapacity())
 	}
 }
+
+// TestScalableLayersBound checks that a scalable filter stops growing
+// (MaxBits or MaxHashes) before MaxLayers, which the decoder enforces: every
+// filter it makes encodes to a record it reads back.
+func TestScalableLayersBound(t *testing.T) {
+	for _, c := range []uint64{1, 1000} {
+		for _, p := range []float64{0.5, 0.01, 1e-9} {
+			s := &ScalableFilter{capacity: c, fpRate: p}
+			layers := 0
+			for {
+				n, q := s.layerParams(layers)
+				if _, _, err := Optimal(n, q); n == 0 || err != nil {
+					break
+				}
+				layers++
+			}
+			if layers >= MaxLayers {
+				t.Errorf("NewScalable(%d, %g) can grow to %d layers; MaxLayers is %d", c, p, layers, MaxLayers)
+			}
+		}
+	}
+}
