@@ -27,13 +27,15 @@ const (
 	maxKeyBytes  = 8 << 10 // one key, 8 KiB of UTF-8
 	maxShards    = 64      // shards of one filter; each request fans out to all of them at most
 	maxNameBytes = 64
-	// maxShardBits bounds one shard's bitset: 2^26 bits, 8 MiB. A Durable
-	// Object isolate has 128 MB. Measured with Node 20 and Go 1.26, the wasm
-	// engine's linear memory reaches 5.4 times the bitset (45.5 MiB for
-	// 8 MiB; 85.5 MiB for 16 MiB) once the shard has been encoded for
-	// persisting and loaded back, and the JS side holds two more copies for a
-	// moment: about 62 MB at 8 MiB, which leaves room; 16 MiB would not.
-	maxShardBits = 1 << 26
+	// maxShardBits bounds one shard's bitset: 2^28 bits, 32 MiB. A Durable
+	// Object isolate has 128 MB. The shard never encodes its filter whole
+	// (an add logs the bits it set, compaction and snapshots read byte
+	// ranges, a load writes chunk by chunk), so the engine's memory stays
+	// near the bitset: 36.8 MiB for 32 MiB, measured with Node 20 and Go 1.26
+	// (bench/memory.js), plus a JS copy of the encoding while a snapshot is
+	// sent, about 70 MB at most. Keep in sync with MAX_SHARD_BITS in
+	// shard.js (TestShardCapAgrees).
+	maxShardBits = 1 << 28
 )
 
 // Server is the HTTP front of the edge service: it authenticates, validates
@@ -534,7 +536,9 @@ func encodedSize(p filterParams) uint64 {
 	return bloom.HeaderSize + 8*((m+63)/64) + 8
 }
 
-func (s *Server) shardSnapshot(ctx context.Context, name string, p filterParams, sh int) ([]byte, error) {
+// shardSnapshot opens shard sh's snapshot: the response body, once the
+// shard has answered 200.
+func (s *Server) shardSnapshot(ctx context.Context, name string, p filterParams, sh int) (io.ReadCloser, error) {
 	res, err := s.call(ctx, shardObject(name, sh), "GET", "/snapshot", shardParamsOf(name, p, sh), nil)
 	if err != nil {
 		return nil, err
@@ -542,20 +546,34 @@ func (s *Server) shardSnapshot(ctx context.Context, name string, p filterParams,
 	if res.StatusCode >= 300 {
 		return nil, decodeResponse(res, nil)
 	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		return nil, errorf(http.StatusBadGateway, "shard_unavailable", "reading shard %d's snapshot: %v", sh, err)
+	// The length header, when the shard sends one (syumai/workers leaves
+	// res.ContentLength 0), is checked before anything is written.
+	if n, want := res.Header.Get("Content-Length"), strconv.FormatUint(encodedSize(p), 10); n != "" && n != want {
+		res.Body.Close()
+		return nil, errorf(http.StatusBadGateway, "shard_protocol", "shard %d's snapshot is %s bytes, want %s", sh, n, want)
 	}
-	if uint64(len(b)) != encodedSize(p) {
-		return nil, errorf(http.StatusBadGateway, "shard_protocol", "shard %d's snapshot is %d bytes, want %d", sh, len(b), encodedSize(p))
+	return res.Body, nil
+}
+
+// copyShard streams a shard's snapshot to w: exactly encodedSize(p) bytes,
+// so the front never holds a shard (up to maxShardBits/8 bytes) in memory.
+// A shard that sends another length is an error; the bytes sent by then
+// make the response shorter than its Content-Length, a visible failure.
+func copyShard(w io.Writer, body io.ReadCloser, p filterParams, sh int) error {
+	defer body.Close()
+	want := int64(encodedSize(p))
+	n, err := io.Copy(w, io.LimitReader(body, want))
+	if err == nil && n == want {
+		var extra [1]byte
+		if m, _ := body.Read(extra[:]); m == 0 {
+			return nil
+		}
 	}
-	return b, nil
+	return errorf(http.StatusBadGateway, "shard_protocol", "shard %d's snapshot is not %d bytes (%v)", sh, want, err)
 }
 
 // snapshot writes the plain encoding of a one-shard filter, or a sharded
-// container (package snapshot) streamed one shard at a time, so the front
-// never holds more than one shard.
+// container (package snapshot), streamed shard by shard.
 func (s *Server) snapshot(ctx context.Context, w http.ResponseWriter, name string) error {
 	p, err := s.params(ctx, name)
 	if err != nil {
@@ -570,9 +588,9 @@ func (s *Server) snapshot(ctx context.Context, w http.ResponseWriter, name strin
 	h.Set("Content-Disposition", `attachment; filename="`+name+`.ebloom"`)
 	if p.Shards == 1 {
 		h.Set("X-Edgebloom-Format", "filter")
-		h.Set("Content-Length", strconv.Itoa(len(first)))
+		h.Set("Content-Length", strconv.FormatUint(encodedSize(p), 10))
 		w.WriteHeader(http.StatusOK)
-		w.Write(first)
+		copyShard(w, first, p, 0)
 		return nil
 	}
 	lengths := make([]uint64, p.Shards)
@@ -585,15 +603,16 @@ func (s *Server) snapshot(ctx context.Context, w http.ResponseWriter, name strin
 	h.Set("Content-Length", strconv.FormatUint(total, 10))
 	w.WriteHeader(http.StatusOK)
 	w.Write(snapshot.AppendHeader(nil, lengths))
-	w.Write(first)
+	// The status is sent: a shard that fails ends the body short, which
+	// the length header makes a visible failure for the client.
+	if copyShard(w, first, p, 0) != nil {
+		return nil
+	}
 	for sh := 1; sh < p.Shards; sh++ {
-		b, err := s.shardSnapshot(ctx, name, p, sh)
-		if err != nil {
-			// The status is sent: end the body short, which the length
-			// header makes a visible failure for the client.
+		body, err := s.shardSnapshot(ctx, name, p, sh)
+		if err != nil || copyShard(w, body, p, sh) != nil {
 			return nil
 		}
-		w.Write(b)
 	}
 	return nil
 }

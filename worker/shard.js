@@ -20,7 +20,7 @@ import { Store, crc32, logLimit } from './store.js';
 export { crc32 };
 
 // Keep in sync with maxShardBits in handler.go.
-const MAX_SHARD_BITS = 2 ** 26;
+const MAX_SHARD_BITS = 2 ** 28;
 // A log that stays under logLimit() is still compacted this long after its
 // first row, so that a quiet shard loads from its chunks alone.
 const IDLE_COMPACT_MS = 10 * 60 * 1000;
@@ -245,7 +245,8 @@ export class Shard {
 
   // testHook serves the tests, only when the Worker runs with
   // EDGEBLOOM_TEST_HOOKS=1. GET /_test/info lists the stored chunks and log
-  // rows, counts the rows and bytes written, and gives the engine's memory.
+  // rows, counts the rows and bytes written, and gives the engine's memory;
+  // GET /_test/counters gives the same without the rows (which it reads).
   // POST /_test/corrupt {"chunk": i, "fixCrc": b} flips one byte of chunk i
   // (and rewrites its CRC when fixCrc, so only the whole-filter checksum
   // catches it), {"log": seq} one byte of a log row; it and POST
@@ -255,8 +256,9 @@ export class Shard {
   // process in the middle.
   testHook(path, body) {
     if (this.env.EDGEBLOOM_TEST_HOOKS !== '1') throw new HttpError(404, 'not_found', 'no such endpoint');
-    if (path === '/_test/info') {
-      return json(200, { ...this.store.info(), logBytes: this.store.logBytes, memoryBytes: _memoryBytes() });
+    if (path === '/_test/info' || path === '/_test/counters') {
+      const rows = path === '/_test/info' ? this.store.info() : {};
+      return json(200, { ...this.store.counters(), ...rows, memoryBytes: _memoryBytes() });
     }
     if (path === '/_test/compact') {
       const { spin = 0 } = JSON.parse(body || '{}');

@@ -213,12 +213,15 @@ export class Store {
     return null;
   }
 
+  /** The writes so far, and the log's size. */
+  counters() {
+    return { chunkWrites: this.chunkWrites, logWrites: this.logWrites, bytesWritten: this.bytesWritten, logBytes: this.logBytes };
+  }
+
   /** What the tests look at: the rows and the writes so far. */
   info() {
     return {
-      chunkWrites: this.chunkWrites,
-      logWrites: this.logWrites,
-      bytesWritten: this.bytesWritten,
+      ...this.counters(),
       chunks: this.sql.exec('SELECT i, length(data) AS bytes, crc FROM chunks ORDER BY i').toArray(),
       log: this.sql.exec('SELECT seq, length(data) AS bytes FROM log ORDER BY seq').toArray(),
     };
