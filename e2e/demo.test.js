@@ -158,6 +158,92 @@ describe('web demo', () => {
     await shot('insert-desktop');
   });
 
+  // What the page shows of how a key became its positions: the positions
+  // (data-pos, in probe order) and named values (data-value).
+  async function hashMath() {
+    return page.$eval('#hashmath', (box) => ({
+      hidden: box.hidden,
+      text: box.textContent,
+      positions: [...box.querySelectorAll('[data-pos]')].map((c) => Number(c.dataset.pos)),
+      values: Object.fromEntries([...box.querySelectorAll('[data-value]')].map((c) => [c.dataset.value, c.textContent])),
+    }));
+  }
+
+  async function sizeMath() {
+    return page.$eval('#sizemath', (box) => ({
+      text: box.textContent,
+      results: Object.fromEntries([...box.querySelectorAll('[data-result]')].map((c) => [c.dataset.result, c.textContent])),
+    }));
+  }
+
+  test('after keys were added the status line says what the filter holds, not "an empty filter"', async () => {
+    const status = await page.textContent('#status');
+    assert.doesNotMatch(status, /empty/);
+    assert.match(status, new RegExp(`classic filter of ${mirror.bits} bits and ${mirror.hashes} hashes, holding ${keys.length} keys`));
+  });
+
+  test('for the key added or tested, the page shows how one XXH64 gives each of its k positions, and they are the filter\'s', async () => {
+    for (const key of keys) {
+      await testKey(key);
+      const math = await hashMath();
+      assert.equal(math.hidden, false, `the arithmetic of ${key} is shown`);
+      assert.deepEqual(math.positions, mirror.positions(key), `positions shown for ${key}, in probe order`);
+      assert.match(math.text, new RegExp(`${mirror.hashes} probes of enhanced double hashing`));
+      assert.match(math.text, /h₂ = mix64\(h₁\)/);
+    }
+    await addKey('fig');
+    mirror.add('fig');
+    keys.push('fig');
+    assert.deepEqual((await hashMath()).positions, mirror.positions('fig'), 'shown after an add too');
+    await page.locator('#hashmath').scrollIntoViewIfNeeded();
+    await shot('hash-math-desktop');
+
+    // docs/format.md walks two keys through a filter of m = 24, k = 3
+    // (written by Go's TestFormatDoc): the page shows the same numbers.
+    const doc = await readFile(path.join(e2eDir, '..', 'docs', 'format.md'), 'utf8');
+    const walk = [...doc.matchAll(/key "([^"]+)" \(\d+ bytes of UTF-8\)\n\s+h1 = XXH64\(key, seed 0\) = (0x[0-9a-f]+)\n\s+h2 = mix64\(h1\)\s+= (0x[0-9a-f]+)\n\s+x\s+= hi64\(h1 · m\)\s+= (\d+)\n\s+y\s+= hi64\(h2 · m\)\s+= (\d+)\n((?:\s+position \d+ = \d+.*\n)+)/g)];
+    assert.equal(walk.length, 2, 'docs/format.md walks two keys');
+    await setParams({ sizing: 'mk', n: 5, m: 24, k: 3 });
+    await page.click('#create');
+    for (const [, key, h1, h2, x, y, lines] of walk) {
+      await testKey(key);
+      const math = await hashMath();
+      assert.deepEqual(math.values, { h1, h2, x, y }, `the values of ${key}`);
+      assert.deepEqual(math.positions, [...lines.matchAll(/position \d+ = (\d+)/g)].map((m) => Number(m[1])), `the positions of ${key}`);
+    }
+    // The page's filter is the mirror again for the tests below.
+    await setParams({ sizing: 'np', n: 20, p: '0.05' });
+    await page.click('#create');
+    for (const key of keys) await addKey(key);
+  });
+
+  test('the page shows how n and p give m and k with its numbers, and the filter it makes has them', async () => {
+    for (const [n, p, pText] of [[20, 0.05, '0.05'], [1000, 0.01, '1%'], [123456, 0.001, '0.001']]) {
+      await setParams({ n, p: pText });
+      const want = eb.optimal(n, p);
+      const math = await sizeMath();
+      assert.equal(math.results.m, want.bits.toLocaleString('en-US'), `m for n = ${n}, p = ${p}`);
+      assert.equal(math.results.k, String(want.hashes), `k for n = ${n}, p = ${p}`);
+      assert.match(math.text, new RegExp(`⌈−${n.toLocaleString('en-US')} × ln ${p} / 0\\.4805⌉`));
+      assert.match(math.text, new RegExp(`round\\(${want.bits.toLocaleString('en-US')} / ${n.toLocaleString('en-US')} × 0\\.6931\\)`));
+      // Shown with three significant digits, in % from 0.1 %.
+      const shown = math.results.rate;
+      const rate = shown.endsWith(' %') ? Number(shown.slice(0, -2)) / 100 : Number(shown);
+      const theory = eb.estimateFPR(want.bits, want.hashes, n);
+      assert.ok(Math.abs(rate - theory) <= 0.005 * theory, `rate shown ${shown}, theory ${theory}`);
+    }
+    await setParams({ n: 20, p: '0.05' });
+    await page.click('#create');
+    const stats = async (name) => page.textContent(`#stats dd[data-name="${name}"]`);
+    const math = await sizeMath();
+    assert.equal(await stats('Size m'), `${math.results.m} bits`, 'the filter made has the m shown');
+    assert.equal(await stats('Hashes k'), math.results.k, 'the filter made has the k shown');
+    assert.equal(await page.textContent('#status'), `Ready: an empty classic filter of ${math.results.m} bits and ${math.results.k} hashes. Type a key below and press Enter.`);
+    await page.locator('#size-h').scrollIntoViewIfNeeded();
+    await shot('size-math-desktop');
+    for (const key of keys) await addKey(key);
+  });
+
   test('an absent key is certainly not in the set, naming its zero bits; a present key is probably in it', async () => {
     let absent;
     for (let i = 0; !absent; i++) if (!mirror.has(`zebra-${i}`)) absent = `zebra-${i}`;
@@ -500,6 +586,29 @@ describe('web demo', () => {
     assert.match(await page.textContent('#stats'), new RegExp(`Blocks${big.blocks.toLocaleString('en-US')} of 256 bits`));
     await page.locator('#keys-h').scrollIntoViewIfNeeded();
     await shot('blocked-large-desktop');
+  });
+
+  test('split-block: the page shows the two halves of one XXH64 picking the block and the bits, and how n and p give the blocks', async () => {
+    await setParams({ kind: 'blocked', sizing: 'mk', m: 1792 });
+    await page.click('#create');
+    const b = new eb.BlockedBloomFilter({ blocks: 7 });
+    onCleanup(() => b.free());
+    for (const key of ['apple', 'https://example.com/', 'ключ']) {
+      await addKey(key);
+      const math = await hashMath();
+      const positions = b.positions(key);
+      assert.deepEqual(math.positions, positions, `the 8 bits of ${key}, word by word`);
+      assert.equal(math.values.block, String(Math.floor(positions[0] / 256)), `the block of ${key}`);
+      assert.match(math.text, /upper half picks the block/);
+    }
+    await shot('blocked-hash-math-desktop');
+    await setParams({ kind: 'blocked', sizing: 'np', n: 5000, p: '0.5%' });
+    const big = new eb.BlockedBloomFilter({ capacity: 5000, errorRate: 0.005 });
+    onCleanup(() => big.free());
+    const math = await sizeMath();
+    assert.equal(math.results.b, big.blocks.toLocaleString('en-US'));
+    assert.equal(math.results.m, big.bits.toLocaleString('en-US'));
+    assert.equal(math.results.k, '8');
   });
 
   test('phone-sized viewport: readable, no sideways scrolling', async () => {

@@ -1,0 +1,356 @@
+// What the buttons do: make or open a filter, add, test and remove keys,
+// find a false positive, fill the filter with URLs, download it.
+import { BloomFilter, CountingBloomFilter, BlockedBloomFilter, fromBytes } from '/js/index.js';
+import { $, BLOCK, MAX_BITS, PROBES, bitWord, isDrawable, state } from './state.js';
+import { FILE_ERRORS, el, fmtBytes, fmtInt, fmtRate, fmtSI, keyName, list, setError } from './format.js';
+import { chosenKind, showDerived, sizing } from './params.js';
+import { buildGrid, highlight, valueAt } from './grid.js';
+import { refresh } from './charts.js';
+import { showHashMath } from './hashmath.js';
+
+// ---------- making and replacing the filter ----------
+
+export function useFilter(filter, fromFile = '') {
+  state.filter?.free();
+  state.filter = filter;
+  const s = filter.stats();
+  state.kind = s.kind;
+  state.m = s.bits;
+  state.k = s.hashes;
+  state.fromFile = fromFile;
+  state.added = s.count;
+  state.keyCounts = new Map();
+  state.typedKeys = [];
+  state.bulkKeys = 0;
+  state.bitKeys = new Map();
+  state.highlight = new Map();
+  state.history = [];
+  buildGrid();
+  refresh();
+  $('verdict').replaceChildren();
+  $('explain').replaceChildren();
+  showHashMath(null);
+  $('bulk-status').textContent = '';
+  $('findfp').disabled = !isDrawable(s.kind);
+}
+
+export function createFilter() {
+  const params = showDerived();
+  if (!params) return false;
+  const { m, k, n, p } = params;
+  if (m > MAX_BITS) {
+    const msg = `That needs ${fmtSI(m, 'bits')}; this page makes filters up to ${fmtSI(MAX_BITS, 'bits')}.`;
+    setError(sizing() === 'np' ? 'n' : 'm', `${msg} ${sizing() === 'np' ? 'Lower n or raise p.' : 'Lower m.'}`);
+    return false;
+  }
+  const kind = chosenKind();
+  const Class = { counting: CountingBloomFilter, blocked: BlockedBloomFilter }[kind] ?? BloomFilter;
+  let opts = sizing() === 'np' ? { capacity: n, errorRate: p } : { bits: m, hashes: k };
+  if (kind === 'blocked' && sizing() === 'mk') opts = { blocks: m / BLOCK };
+  useFilter(new Class(opts));
+  return true;
+}
+
+// ---------- keys ----------
+
+export function readKey() {
+  const key = $('key').value;
+  if (key === '') {
+    setError('key', 'Type a key first, for example a word or a URL.');
+    $('key').focus();
+    return null;
+  }
+  setError('key');
+  return key;
+}
+
+function remember(key, positions) {
+  state.keyCounts.set(key, (state.keyCounts.get(key) ?? 0) + 1);
+  for (const p of new Set(positions)) {
+    let keys = state.bitKeys.get(p);
+    if (!keys) state.bitKeys.set(p, (keys = []));
+    keys.push(key);
+  }
+}
+
+function forget(key, positions) {
+  const c = state.keyCounts.get(key) ?? 0;
+  if (c <= 1) state.keyCounts.delete(key);
+  else state.keyCounts.set(key, c - 1);
+  for (const p of new Set(positions)) {
+    const keys = state.bitKeys.get(p);
+    const i = keys ? keys.lastIndexOf(key) : -1;
+    if (i >= 0) keys.splice(i, 1);
+  }
+  if (!state.keyCounts.has(key)) {
+    const i = state.typedKeys.lastIndexOf(key);
+    if (i >= 0) state.typedKeys.splice(i, 1);
+  }
+}
+
+function say(...parts) {
+  const v = $('verdict');
+  v.replaceChildren(...parts);
+}
+
+// blockSentence says where a split-block key's bits are; '' for other kinds.
+function blockSentence(positions) {
+  if (state.kind !== 'blocked') return '';
+  const b = Math.floor(positions[0] / BLOCK);
+  return ` All 8 lie in block ${fmtInt(b)} (bits ${fmtInt(BLOCK * b)}–${fmtInt(BLOCK * b + BLOCK - 1)}), one in each of its 32-bit words: one cache line to read.`;
+}
+
+export function addKey(key) {
+  const f = state.filter;
+  const positions = f.positions(key);
+  const bytes = f.toBytes();
+  const before = positions.map((p) => valueAt(bytes, state.kind, p));
+  const isNew = f.add(key);
+  state.added++;
+  remember(key, positions);
+  state.typedKeys.push(key);
+  const seen = new Set();
+  const marks = positions.map((p, j) => {
+    const cls = before[j] === 0 && !seen.has(p) ? 'new' : 'old';
+    seen.add(p);
+    return [p, cls];
+  });
+  const fresh = marks.filter(([, c]) => c === 'new').length;
+  refresh();
+  highlight(marks);
+  $('explain').replaceChildren();
+  const w = bitWord();
+  const what =
+    state.kind === 'counting'
+      ? `Each of its ${positions.length} counters went up by one: ${fresh} of them had been 0 (green), ${positions.length - fresh} were already above 0 (amber).`
+      : `${fresh} of its ${positions.length} bits were 0 and are now 1 (green); ${positions.length - fresh} were already 1 (amber).`;
+  say(
+    el('p', { class: 'verdict-head', text: `Added "${key}".` }),
+    el('p', { text: `Its ${w}s: ${positions.join(', ')}. ${what}${blockSentence(positions)}` }),
+    ...(isNew ? [] : [el('p', { text: `All of its ${w}s were already set, so add() answered "already there": if you had not added "${key}" before, that was a false positive.` })]),
+  );
+  showHashMath(key, positions);
+}
+
+// explain lists, for each probed bit, the keys added on this page that set it.
+function explain(key, positions) {
+  const box = $('explain');
+  const ul = el('ul', { id: 'fplist' });
+  for (const p of new Set(positions)) {
+    const keys = [...new Set(state.bitKeys.get(p) ?? [])];
+    const li = el('li', { 'data-bit': String(p) }, `${bitWord()} ${p}: set by `);
+    keys.slice(0, 6).forEach((k, i) => {
+      if (i) li.append(', ');
+      li.append(keyName(k));
+    });
+    if (keys.length > 6) li.append(` and ${fmtInt(keys.length - 6)} more`);
+    if (!keys.length) li.append('a key not added on this page');
+    ul.append(li);
+  }
+  box.replaceChildren(
+    el('p', { text: `Why the filter says yes to "${key}": every ${bitWord()} it looks at was set by other keys.` }),
+    ul,
+  );
+}
+
+export function testKey(key, prefix = '') {
+  const f = state.filter;
+  $('explain').replaceChildren();
+  if (!isDrawable(state.kind)) {
+    const has = f.has(key);
+    say(el('p', { class: `verdict-head ${has ? 'yes' : 'no'}`, text: `${prefix}"${key}": ${has ? 'probably in the set' : 'certainly not in the set'}.` }));
+    showHashMath(null);
+    return has;
+  }
+  const positions = f.positions(key);
+  showHashMath(key, positions);
+  const bytes = f.toBytes();
+  const values = positions.map((p) => valueAt(bytes, state.kind, p));
+  const has = f.has(key);
+  const zeros = [...new Set(positions.filter((p, j) => values[j] === 0))];
+  highlight(positions.map((p, j) => [p, values[j] ? 'probe' : 'zero']));
+  const w = bitWord();
+  if (!has) {
+    const named = zeros.length === 1 ? `${w} ${zeros[0]} is 0` : `${w}s ${list(zeros.map(String))} are 0`;
+    say(
+      el('p', { class: 'verdict-head no', text: `${prefix}"${key}": certainly not in the set.` }),
+      el('p', { text: `It looks at ${w}s ${positions.join(', ')}, and ${named} (red). Adding "${key}" would have set ${zeros.length === 1 ? 'it' : 'them'}, so it was never added.${blockSentence(positions)}` }),
+    );
+    return false;
+  }
+  const fp = !state.keyCounts.has(key) && !state.fromFile;
+  const head = el('p', { class: `verdict-head ${fp ? 'maybe' : 'yes'}`, text: `${prefix}"${key}": probably in the set.` });
+  const repeats = new Set(positions).size < positions.length ? ' (a position can come up twice)' : '';
+  const body = `All of its ${w}s (${positions.join(', ')})${repeats} are set.${blockSentence(positions)}`;
+  if (state.keyCounts.has(key)) {
+    say(head, el('p', { text: `${body} And it really is: it was added on this page.` }));
+  } else if (state.fromFile) {
+    say(head, el('p', { text: `${body} This filter was opened from a file, so the page cannot tell whether "${key}" was added or is a false positive.` }));
+  } else {
+    say(head, el('p', { class: 'fp', text: `${body} But "${key}" was never added: this is a false positive.` }));
+    explain(key, positions);
+  }
+  return true;
+}
+
+export function removeKey(key) {
+  const f = state.filter;
+  $('explain').replaceChildren();
+  const positions = f.positions(key);
+  if (!f.has(key)) {
+    testKey(key);
+    $('verdict').append(el('p', { text: 'Nothing to remove.' }));
+    return;
+  }
+  if (!state.keyCounts.has(key) && !state.fromFile) {
+    testKey(key);
+    $('verdict').append(
+      el('p', { text: `The page will not remove "${key}": it was never added, and taking one off counters that other keys raised could make those keys look absent (a false negative).` }),
+    );
+    return;
+  }
+  f.remove(key);
+  state.added--;
+  forget(key, positions);
+  refresh();
+  highlight(positions.map((p) => [p, 'dec']));
+  showHashMath(key, positions);
+  say(
+    el('p', { class: 'verdict-head', text: `Removed "${key}".` }),
+    el('p', { text: `Counters ${positions.join(', ')} each went down by one. A classic filter cannot do this: clearing a bit could erase other keys that share it.` }),
+  );
+}
+
+// ---------- false positives and bulk ----------
+
+const WORDS = ['apple', 'river', 'cloud', 'tiger', 'lemon', 'piano', 'rocket', 'maple', 'coral', 'ember', 'falcon', 'garden', 'harbor', 'island', 'jungle', 'kettle', 'lantern', 'meadow', 'nectar', 'orbit'];
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
+export function setBusy(busy) {
+  state.busy = busy;
+  for (const id of ['create', 'bulk', 'bulksize', 'findfp', 'add', 'test', 'remove', 'file', 'download']) $(id).disabled = busy;
+  if (busy) document.body.setAttribute('aria-busy', 'true');
+  else document.body.removeAttribute('aria-busy');
+  if (!busy) $('findfp').disabled = !isDrawable(state.kind);
+}
+
+export async function findFalsePositive() {
+  setError('key');
+  if (state.filter.count === 0) {
+    $('explain').replaceChildren();
+    say(el('p', { class: 'verdict-head', text: 'Add a few keys first: an empty filter says "no" to everything, and it is always right.' }));
+    return;
+  }
+  setBusy(true);
+  try {
+    const limit = 200_000;
+    for (let tries = 0; tries < limit; ) {
+      const batch = [];
+      for (let i = 0; i < 2000; i++) {
+        const key = `${WORDS[Math.floor(Math.random() * WORDS.length)]}-${Math.floor(Math.random() * 1e6)}`;
+        if (!state.keyCounts.has(key)) batch.push(key);
+      }
+      const hits = state.filter.hasMany(batch);
+      const i = hits.indexOf(true);
+      if (i >= 0) {
+        tries += i + 1;
+        $('key').value = batch[i];
+        testKey(batch[i], `Found after ${fmtInt(tries)} ${tries === 1 ? 'try' : 'tries'}: `);
+        return;
+      }
+      tries += batch.length;
+      await tick();
+    }
+    $('explain').replaceChildren();
+    say(el('p', { class: 'verdict-head', text: `No false positive in ${fmtInt(limit)} fresh keys: at this fill level the filter is rarely wrong. Add more keys and try again.` }));
+  } finally {
+    setBusy(false);
+  }
+}
+
+const HOSTS = ['news.example.com', 'shop.example.org', 'blog.example.net', 'docs.example.io', 'forum.example.com', 'wiki.example.org'];
+const SECTIONS = ['article', 'product', 'post', 'page', 'thread', 'item', 'tag', 'category'];
+
+function crawlerURL() {
+  const host = HOSTS[Math.floor(Math.random() * HOSTS.length)];
+  const section = SECTIONS[Math.floor(Math.random() * SECTIONS.length)];
+  const slug = `${WORDS[Math.floor(Math.random() * WORDS.length)]}-${WORDS[Math.floor(Math.random() * WORDS.length)]}`;
+  const id = Math.floor(Math.random() * 1e7);
+  const query = Math.random() < 0.3 ? `?page=${1 + Math.floor(Math.random() * 9)}` : '';
+  return `https://${host}/${section}/${slug}-${id}${query}`;
+}
+
+export async function bulkInsert(total = 1000, steps = 20) {
+  setBusy(true);
+  state.bulkRepeats = 0;
+  try {
+    const f = state.filter;
+    const per = Math.ceil(total / steps);
+    for (let done = 0; done < total; done += per) {
+      const batch = [];
+      while (batch.length < Math.min(per, total - done)) {
+        const u = crawlerURL();
+        if (!state.keyCounts.has(u)) batch.push(u);
+      }
+      const fresh = f.addMany(batch);
+      state.added += batch.length;
+      state.bulkRepeats += fresh.filter((x) => !x).length;
+      if (isDrawable(state.kind)) for (const u of batch) remember(u, f.positions(u));
+      else for (const u of batch) state.keyCounts.set(u, 1);
+      state.bulkKeys += batch.length;
+      refresh();
+      $('bulk-status').textContent = `Added ${fmtInt(done + batch.length)} of ${fmtInt(total)} URLs…`;
+      await new Promise((r) => requestAnimationFrame(() => r()));
+    }
+    const s = f.stats();
+    const last = state.history[state.history.length - 1];
+    const r = state.bulkRepeats;
+    const repeats = r
+      ? ` ${fmtInt(r)} of them found all their ${bitWord()}s already set (false positives), so the filter counts ${fmtInt(total - r)} as new.`
+      : '';
+    $('bulk-status').textContent = `Done: added ${fmtInt(total)} URLs.${repeats} Now ${fmtRate(s.fillRatio)} of ${bitWord()}s are set; false-positive rate ${fmtRate(s.estimatedErrorRate)} estimated, ${fmtRate(last.measured)} measured on ${fmtInt(PROBES)} fresh keys.`;
+  } finally {
+    setBusy(false);
+  }
+}
+
+// ---------- files ----------
+
+export function download() {
+  const s = state.filter.stats();
+  const blob = new Blob([state.filter.toBytes()], { type: 'application/octet-stream' });
+  const a = el('a', { href: URL.createObjectURL(blob), download: `edgebloom-${s.kind}-m${s.bits}-k${s.hashes}-n${s.count}.bloom` });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+}
+
+export async function openFile(file) {
+  setError('file');
+  const info = $('fileinfo');
+  info.replaceChildren();
+  let filter;
+  try {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    filter = fromBytes(bytes, { maxBits: MAX_BITS });
+  } catch (err) {
+    setError('file', FILE_ERRORS[err.code] ?? `This file cannot be opened: ${err.message}`);
+    info.replaceChildren();
+    return;
+  }
+  useFilter(filter, file.name);
+  const s = filter.stats();
+  info.replaceChildren();
+  const rows = [
+    ['File', `${file.name} (${fmtBytes(file.size)})`],
+    ['Kind', s.kind],
+    ['Bits m', fmtInt(s.bits)],
+    ['Hashes k', s.kind === 'scalable' ? `per layer (${s.layers} layers)` : fmtInt(s.hashes)],
+    ['Keys added', fmtInt(s.count)],
+    ['Capacity', s.capacity ? fmtInt(s.capacity) : 'not recorded'],
+    ['Target rate', s.errorRate ? fmtRate(s.errorRate) : 'not recorded'],
+  ];
+  for (const [t, d] of rows) info.append(el('dt', { text: t }), el('dd', { text: d }));
+}

@@ -1,0 +1,201 @@
+// What the filter holds now: its statistics, the status line, the keys added
+// on the page, and the two charts of fill and false-positive rate.
+import { $, BLOCK, PROBES, bitWord, isDrawable, state } from './state.js';
+import { el, fmtBytes, fmtInt, fmtRate, kindName } from './format.js';
+import { theoryFPR } from './params.js';
+import { paintGrid } from './grid.js';
+import { testKey } from './actions.js';
+
+function showStats() {
+  const f = state.filter;
+  const s = f.stats();
+  const dl = $('stats');
+  dl.replaceChildren();
+  const unit = s.kind === 'counting' ? 'counters' : 'bits';
+  const rows = [
+    ['Kind', s.kind + (state.fromFile ? ` (opened from ${state.fromFile})` : '')],
+    [`Size m`, `${fmtInt(s.bits)} ${unit}`],
+    ['Hashes k', s.kind === 'scalable' ? 'per layer' : fmtInt(s.hashes)],
+    ['Keys added', fmtInt(state.added) + (s.count !== state.added ? ` (the filter counts ${fmtInt(s.count)}: an add whose ${bitWord()}s were all set already does not count)` : '')],
+    [`${unit[0].toUpperCase()}${unit.slice(1)} set`, `${fmtInt(s.setBits)} (${fmtRate(s.fillRatio)})`],
+    ['Keys estimated from the bits', s.estimatedCount.toFixed(1)],
+    ['False-positive rate now', fmtRate(s.estimatedErrorRate)],
+  ];
+  if (s.errorRate) rows.push(['Target rate', fmtRate(s.errorRate)]);
+  if (s.capacity) rows.push(['Capacity', fmtInt(s.capacity) + (s.overCapacity ? ' — over capacity: false positives are now more likely than planned' : '')]);
+  if (s.kind === 'scalable') rows.push(['Layers', fmtInt(s.layers)]);
+  if (s.kind === 'blocked') rows.push(['Blocks', `${fmtInt(s.bits / BLOCK)} of 256 bits`]);
+  if (s.kind === 'sharded') rows.push(['Shards', fmtInt(s.layers)]);
+  rows.push(['Bytes', fmtBytes(s.byteLength)]);
+  for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d, 'data-name': t }));
+  return s;
+}
+
+// showStatus says in one line what filter the page holds now.
+export function showStatus(s = state.filter.stats()) {
+  const unit = s.kind === 'counting' ? 'counters' : 'bits';
+  const size = s.kind === 'scalable' || s.kind === 'sharded' ? `${fmtInt(s.bits)} ${unit} in all` : `${fmtInt(s.bits)} ${unit} and ${fmtInt(s.hashes)} ${s.hashes === 1 ? 'hash' : 'hashes'}`;
+  const keys = `${fmtInt(state.added)} ${state.added === 1 ? 'key' : 'keys'}`;
+  let text;
+  if (state.fromFile) {
+    text = `Opened ${state.fromFile}: a ${kindName(s.kind)} filter with ${keys}. Test keys in section 2.`;
+  } else if (state.added === 0) {
+    text = `Ready: an empty ${kindName(s.kind)} filter of ${size}. Type a key below and press Enter.`;
+  } else {
+    text = `A ${kindName(s.kind)} filter of ${size}, holding ${keys}: ${fmtRate(s.fillRatio)} of its ${unit} are set.`;
+  }
+  $('status').textContent = text;
+}
+
+function showKeys() {
+  const ul = $('keylist');
+  ul.replaceChildren();
+  let total = 0;
+  for (const c of state.keyCounts.values()) total += c;
+  $('keycount').textContent = fmtInt(total);
+  const shown = state.typedKeys.slice(-40);
+  for (const key of shown) {
+    const b = el('button', { type: 'button', class: 'chip', text: key });
+    b.setAttribute('aria-label', `Test ${key}`);
+    b.addEventListener('click', () => {
+      $('key').value = key;
+      testKey(key);
+    });
+    ul.append(el('li', {}, b));
+  }
+  if (state.typedKeys.length > shown.length) ul.append(el('li', { text: `… and ${fmtInt(state.typedKeys.length - shown.length)} earlier` }));
+  if (state.bulkKeys) ul.append(el('li', { text: `and ${fmtInt(state.bulkKeys)} crawler URLs` }));
+}
+
+export function randomWord() {
+  const a = new Uint32Array(2);
+  crypto.getRandomValues(a);
+  return (a[0].toString(36) + a[1].toString(36)).slice(0, 10);
+}
+
+// measure tests PROBES keys never added and returns the share reported present.
+function measure() {
+  const probes = [];
+  while (probes.length < PROBES) {
+    const key = `probe:${randomWord()}`;
+    if (!state.keyCounts.has(key)) probes.push(key);
+  }
+  return state.filter.hasMany(probes).filter(Boolean).length / PROBES;
+}
+
+function record(s) {
+  state.history.push({ n: state.added, fill: s.fillRatio, est: s.estimatedErrorRate, measured: measure() });
+  if (state.history.length > 400) state.history.splice(1, 1);
+}
+
+const SVG = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs, text) {
+  const e = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+function niceMax(x) {
+  const p = 10 ** Math.floor(Math.log10(x));
+  for (const s of [1, 2, 2.5, 5, 10]) if (s * p >= x) return s * p;
+  return 10 * p;
+}
+
+// drawChart draws series of { points: [[x, y]], cls, dots } on an SVG.
+function drawChart(node, { xmax, log, ymin, ymax, yticks, series, label }) {
+  const W = 320;
+  const H = 180;
+  const L = 44;
+  const R = 16;
+  const T = 8;
+  const B = 28;
+  node.setAttribute('viewBox', `0 0 ${W} ${H}`);
+  node.replaceChildren();
+  node.append(svg('title', {}, label));
+  const X = (x) => L + ((W - L - R) * x) / xmax;
+  const Y = (y) => {
+    const t = log ? (Math.log10(Math.max(y, ymin)) - Math.log10(ymin)) / (Math.log10(ymax) - Math.log10(ymin)) : (y - ymin) / (ymax - ymin);
+    return T + (H - T - B) * (1 - Math.min(1, Math.max(0, t)));
+  };
+  const axes = svg('g', { class: 'axes' });
+  for (const [v, text] of yticks) {
+    axes.append(svg('line', { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: 'gridline' }));
+    axes.append(svg('text', { x: L - 4, y: Y(v) + 4, 'text-anchor': 'end' }, text));
+  }
+  for (let i = 0; i <= 4; i++) {
+    const v = (xmax * i) / 4;
+    axes.append(svg('text', { x: X(v), y: H - B + 14, 'text-anchor': 'middle' }, fmtInt(Math.round(v))));
+  }
+  axes.append(svg('text', { x: W - R, y: H - 2, 'text-anchor': 'end' }, 'keys added'));
+  axes.append(svg('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }));
+  axes.append(svg('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }));
+  node.append(axes);
+  for (const s of series) {
+    const pts = s.points.filter(([x, y]) => x <= xmax && Number.isFinite(y));
+    if (!pts.length) continue;
+    if (s.dots) {
+      const g = svg('g', { class: s.cls });
+      for (const [x, y] of pts) g.append(svg('circle', { cx: X(x).toFixed(1), cy: Y(y).toFixed(1), r: 2.5 }));
+      node.append(g);
+    } else {
+      const d = pts.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
+      node.append(svg('path', { d, class: s.cls }));
+    }
+  }
+}
+
+function drawCharts() {
+  const { m, k, history } = state;
+  const last = history[history.length - 1]?.n ?? 0;
+  const cap = state.filter.capacity || 0;
+  const xmax = niceMax(Math.max(10, last, cap));
+  const curve = (fn) => {
+    const pts = [];
+    if (!k || !isDrawable(state.kind)) return pts;
+    for (let i = 0; i <= 120; i++) {
+      const n = (xmax * i) / 120;
+      pts.push([n, fn(n)]);
+    }
+    return pts;
+  };
+  drawChart($('chart-fill'), {
+    label: 'Share of bits set',
+    xmax,
+    ymin: 0,
+    ymax: 1,
+    yticks: [[0, '0'], [0.25, '25%'], [0.5, '50%'], [0.75, '75%'], [1, '100%']],
+    series: [
+      { cls: 'theory', points: curve((n) => -Math.expm1((-k * n) / m)) },
+      { cls: 'meas', dots: true, points: history.map((h) => [h.n, h.fill]) },
+    ],
+  });
+  const target = state.filter.errorRate || 0;
+  const ymin = target ? Math.min(1e-4, 10 ** Math.floor(Math.log10(target) - 1)) : 1e-4;
+  const yticks = [];
+  for (let e = Math.round(Math.log10(ymin)); e <= 0; e++) yticks.push([10 ** e, e === 0 ? '1' : `1e${e}`]);
+  drawChart($('chart-fpr'), {
+    label: 'False-positive rate',
+    xmax,
+    log: true,
+    ymin,
+    ymax: 1,
+    yticks,
+    series: [
+      { cls: 'theory', points: curve((n) => theoryFPR(state.kind, m, k, n)) },
+      { cls: 'est', points: history.map((h) => [h.n, h.est]) },
+      { cls: 'meas', dots: true, points: history.filter((h) => h.measured > 0).map((h) => [h.n, h.measured]) },
+    ],
+  });
+}
+
+// refresh redraws everything that shows the filter's contents.
+export function refresh({ recordPoint = true } = {}) {
+  const s = showStats();
+  if (recordPoint) record(s);
+  showStatus(s);
+  paintGrid();
+  showKeys();
+  drawCharts();
+  $('remove').hidden = state.kind !== 'counting';
+}

@@ -1,0 +1,233 @@
+// The parameters: reading and checking the form, the filter's size from
+// n and p (or m and k as given), and how the page shows that arithmetic.
+import { BlockedBloomFilter, optimal, estimateFPR } from '/js/index.js';
+import { $, BLOCK, MAX_BITS, state } from './state.js';
+import { el, fmtBytes, fmtInt, fmtRate, fmtSI, setError } from './format.js';
+
+function parseCount(text) {
+  const t = text.trim().replace(/[\s,_]/g, '');
+  if (t === '') return NaN;
+  return Number(t);
+}
+
+function parseRate(text) {
+  let t = text.trim().replace(/\s/g, '');
+  if (t === '') return NaN;
+  let scale = 1;
+  if (t.endsWith('%')) {
+    t = t.slice(0, -1);
+    scale = 0.01;
+  }
+  if (!/^[0-9.eE+-]+$/.test(t)) return NaN;
+  return Number(t) * scale;
+}
+
+export function sizing() {
+  return document.querySelector('input[name="sizing"]:checked').value;
+}
+
+export function chosenKind() {
+  return document.querySelector('input[name="kind"]:checked').value;
+}
+
+// updateFields shows the fields of the chosen sizing and kind: a split-block
+// filter always has 8 hashes, so it takes no k.
+export function updateFields() {
+  const kind = chosenKind();
+  for (const f of document.querySelectorAll('[data-sizing]')) {
+    f.hidden = f.dataset.sizing !== sizing() || f.dataset.notKind === kind;
+  }
+  for (const e of document.querySelectorAll('.blocked-only')) e.hidden = kind !== 'blocked';
+}
+
+// blockedBits returns m of the split-block filter Go sizes for n keys at
+// rate p, by making one: the page does not repeat Go's sizing rule. Above
+// what the page makes it returns the classic m, which is smaller, so the
+// caller refuses it all the same.
+function blockedBits(n, p) {
+  const classic = optimal(n, p).bits;
+  if (classic > MAX_BITS) return classic;
+  const probe = new BlockedBloomFilter({ capacity: n, errorRate: p });
+  const m = probe.bits;
+  probe.free();
+  return m;
+}
+
+// blockedFPR is the expected false-positive rate of a split-block filter of
+// `blocks` blocks after n keys (docs/format.md): a block holds a Poisson
+// number j of keys, and a key never added finds its bit set in all 8 words
+// of its block with probability (1 - (31/32)^j)^8. Crowded blocks answer
+// wrongly more often than empty ones save, which is why this is above the
+// classic (1 - e^(-kn/m))^k for the same m.
+function blockedFPR(blocks, n) {
+  const lambda = n / blocks;
+  if (!(lambda > 0)) return 0;
+  let sum = 0;
+  let logFact = 0;
+  for (let j = 0; j <= lambda + 12 * Math.sqrt(lambda) + 40; j++) {
+    if (j > 1) logFact += Math.log(j);
+    const pmf = Math.exp(j * Math.log(lambda) - lambda - logFact);
+    sum += pmf * (1 - (31 / 32) ** j) ** 8;
+  }
+  return Math.min(sum, 1);
+}
+
+// theoryFPR is the expected false-positive rate after n keys of a filter of
+// the given kind.
+export function theoryFPR(kind, m, k, n) {
+  return kind === 'blocked' ? blockedFPR(m / BLOCK, n) : estimateFPR(m, k, n);
+}
+
+// readParams validates the form and returns { n, m, k, p } or null, with
+// messages next to the fields that are wrong.
+export function readParams() {
+  const mode = sizing();
+  let ok = true;
+  const n = parseCount($('n').value);
+  if (!Number.isFinite(n) || !Number.isInteger(n) || n < 1 || n > Number.MAX_SAFE_INTEGER) {
+    setError('n', n === 0 ? 'n must be at least 1: a filter for no keys has nothing to do.' : 'Enter a whole number of keys, at least 1.');
+    ok = false;
+  } else setError('n');
+  let m;
+  let k;
+  let p;
+  const blocked = chosenKind() === 'blocked';
+  if (mode === 'np') {
+    p = parseRate($('p').value);
+    if (!(p > 0 && p < 1)) {
+      setError('p', Number.isNaN(p) ? 'Enter a rate such as 0.01 or 1%.' : 'p must be more than 0 and less than 1: a filter that is never wrong needs infinitely many bits, and p = 1 is no filter at all.');
+      ok = false;
+    } else setError('p');
+    setError('m');
+    setError('k');
+    if (!ok) return null;
+    ({ bits: m, hashes: k } = optimal(n, p));
+    if (blocked) [m, k] = [blockedBits(n, p), 8];
+  } else if (blocked) {
+    setError('p');
+    setError('k');
+    m = parseCount($('m').value);
+    k = 8;
+    if (!Number.isInteger(m) || m < BLOCK || m % BLOCK !== 0 || m > Number.MAX_SAFE_INTEGER) {
+      setError('m', 'A split-block filter is made of 256-bit blocks: enter a multiple of 256, such as 256, 1024 or 2048.');
+      return null;
+    }
+    setError('m');
+  } else {
+    setError('p');
+    m = parseCount($('m').value);
+    k = parseCount($('k').value);
+    if (!Number.isInteger(m) || m < 1 || m > Number.MAX_SAFE_INTEGER) {
+      setError('m', 'Enter a whole number of bits, at least 1.');
+      ok = false;
+    } else setError('m');
+    if (!Number.isInteger(k) || k < 1 || k > 64) {
+      setError('k', 'k must be a whole number from 1 to 64.');
+      ok = false;
+    } else setError('k');
+    if (!ok) return null;
+  }
+  return { n, m, k, p };
+}
+
+export function showDerived() {
+  const dl = $('derived');
+  dl.replaceChildren();
+  $('sizemath').replaceChildren();
+  if (!state.ready && chosenKind() === 'blocked') {
+    // Go sizes split-block filters; the page asks it once the engine is loaded.
+    dl.append(el('dt', { text: 'Derived' }), el('dd', { text: 'once the filter engine has loaded' }));
+    return null;
+  }
+  const params = readParams();
+  if (!params) {
+    dl.append(el('dt', { text: 'Derived' }), el('dd', { text: 'fix the fields above' }));
+    return null;
+  }
+  const { n, m, k } = params;
+  const kind = chosenKind();
+  // A counter takes 4 bits.
+  const bytes = (m / 8) * (kind === 'counting' ? 4 : 1);
+  const rows = [
+    ['Bits m', m >= 1e4 ? `${fmtInt(m)} (${fmtSI(m, 'bits')}, ${fmtBytes(bytes)})` : `${fmtInt(m)} (${fmtBytes(bytes)})`],
+    ...(kind === 'blocked' ? [['Blocks', `${fmtInt(m / BLOCK)} of 256 bits (32 bytes)`]] : []),
+    ['Hashes k', kind === 'blocked' ? "8, one bit in each 32-bit word of the key's block" : fmtInt(k)],
+    ['Bits per key', (m / n).toFixed(2)],
+    [`False-positive rate after ${fmtInt(n)} keys`, `${fmtRate(theoryFPR(kind, m, k, n))} (theory)`],
+  ];
+  for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d, 'data-name': t }));
+  showSizeMath(kind, sizing(), params);
+  return params;
+}
+
+// ---------- the arithmetic of the size ----------
+
+// num writes a real number with four significant digits, as the steps of
+// the arithmetic show it.
+function num(x) {
+  if (Number.isInteger(x)) return fmtInt(x);
+  const a = Math.abs(x);
+  if (a !== 0 && (a < 1e-3 || a >= 1e7)) return x.toExponential(3).replace('e', ' × 10^');
+  return String(Number(x.toPrecision(4)));
+}
+
+// eq is one line of arithmetic: a name, then "= step" for each step; the
+// last step is the result, marked with data-result="name" for whoever
+// reads the page (and its tests).
+function eq(name, steps, result) {
+  const p = el('p', { class: 'eq' }, el('var', { text: name }));
+  for (const s of steps) p.append(` = ${s}`);
+  p.append(' = ', el('b', { text: result.text, 'data-result': name }));
+  if (result.unit) p.append(` ${result.unit}`);
+  return p;
+}
+
+// showSizeMath shows how n and p give m and k (or, for an m and k given, the
+// rate they reach), with the numbers on the form.
+function showSizeMath(kind, mode, { n, m, k, p }) {
+  const box = $('sizemath');
+  const unit = kind === 'counting' ? 'counters' : 'bits';
+  const parts = [];
+  if (kind === 'blocked') {
+    const b = m / BLOCK;
+    const lambda = n / b;
+    parts.push(
+      el('p', { text: 'A split-block filter always sets k = 8 bits, one in each 32-bit word of one 256-bit block. Keys crowd some blocks more than others: a block holds j keys with the Poisson probability of mean λ = n / b, so its rate is a sum over j:' }),
+      el('p', { class: 'eq formula', text: 'rate = Σⱼ Poisson(j; λ) · (1 − (31/32)ʲ)⁸' }),
+    );
+    if (mode === 'np') {
+      parts.push(el('p', { text: `Go's OptimalBlocks picks the smallest number of blocks b whose rate after n = ${fmtInt(n)} keys is at most 0.9 · p = ${num(0.9 * p)} (the margin absorbs a real filter's scatter):` }));
+    }
+    parts.push(
+      eq('b', [], { text: fmtInt(b), unit: b === 1 ? 'block' : 'blocks' }),
+      eq('m', [`256 × ${fmtInt(b)}`], { text: fmtInt(m), unit: 'bits' }),
+      eq('λ', [`n / b = ${fmtInt(n)} / ${fmtInt(b)}`], { text: num(lambda), unit: 'keys a block on average' }),
+      eq('rate', [], { text: fmtRate(theoryFPR('blocked', m, 8, n)) }),
+      eq('k', [], { text: '8' }),
+    );
+  } else {
+    const ln2 = Math.LN2;
+    if (mode === 'np') {
+      const raw = (-n * Math.log(p)) / (ln2 * ln2);
+      const kr = (m / n) * ln2;
+      parts.push(
+        el('p', { text: `For n keys at error rate p, the fewest ${unit} are m = −n ln p / (ln 2)², rounded up; with m fixed, the rate is lowest for k = (m / n) ln 2 hashes, rounded:` }),
+        eq('m', [`⌈−n · ln p / (ln 2)²⌉`, `⌈−${fmtInt(n)} × ln ${num(p)} / ${num(ln2 * ln2)}⌉`, `⌈−${fmtInt(n)} × (${num(Math.log(p))}) / ${num(ln2 * ln2)}⌉`, `⌈${num(raw)}⌉`], { text: fmtInt(m), unit }),
+        eq('k', ['round((m / n) · ln 2)', `round(${fmtInt(m)} / ${fmtInt(n)} × ${num(ln2)})`, `round(${num(kr)})`], { text: fmtInt(k), unit: k === 1 ? 'hash' : 'hashes' }),
+      );
+    } else {
+      const best = Math.max(1, Math.round((m / n) * ln2));
+      parts.push(
+        el('p', { text: `You chose m and k. For n = ${fmtInt(n)} keys the best k for this m would be round((m / n) · ln 2) = round(${fmtInt(m)} / ${fmtInt(n)} × ${num(ln2)}) = ${fmtInt(best)}.` }),
+        eq('m', [], { text: fmtInt(m), unit }),
+        eq('k', [], { text: fmtInt(k), unit: k === 1 ? 'hash' : 'hashes' }),
+      );
+    }
+    const e = Math.exp((-k * n) / m);
+    parts.push(
+      el('p', { text: `After n keys, a ${kind === 'counting' ? 'counter' : 'bit'} is still 0 with probability e^(−k·n/m), and a key never added finds all k of its positions set with probability:` }),
+      eq('rate', ['(1 − e^(−k·n/m))^k', `(1 − e^(−${fmtInt(k)} × ${fmtInt(n)} / ${fmtInt(m)}))^${fmtInt(k)}`, `(1 − ${num(e)})^${fmtInt(k)}`], { text: fmtRate(theoryFPR(kind, m, k, n)) }),
+    );
+  }
+  box.replaceChildren(...parts);
+}
