@@ -380,11 +380,6 @@ func checkPadding(kind uint8, m uint64, words []uint64) error {
 	return nil
 }
 
-// countingWriter discards what is written and counts it.
-type countingWriter struct{ n int64 }
-
-func (c *countingWriter) Write(b []byte) (int, error) { c.n += int64(len(b)); return len(b), nil }
-
 // marshal encodes through w's WriteTo into a buffer of exactly the right size.
 func marshal(size uint64, writeTo func(io.Writer) (int64, error)) ([]byte, error) {
 	buf := byteWriter{make([]byte, 0, size)}

@@ -7,7 +7,7 @@ import (
 
 // Objects sends one request to the Durable Object of the given name and
 // returns its response. In workerd it is the SHARDS namespace binding
-// (objects_js.go); on the host, an in-memory stand-in (memory.go).
+// (env_js.go); on the host, an in-memory stand-in (memory.go).
 //
 // The requests the front sends, all with JSON bodies and answers unless
 // said otherwise, are its internal protocol with the JS class in shard.js:
