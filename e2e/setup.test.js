@@ -1,8 +1,9 @@
 // What `npm test` installs before it tests (build.sh setup), with npm,
 // apt-get and id replaced by stubs that record their calls: npm ci runs when
-// node_modules is missing or older than package-lock.json and not otherwise;
-// missing system packages go into one apt-get install as root, and stop the
-// run with one line naming the command otherwise.
+// node_modules is missing or older than package-lock.json and not otherwise,
+// and npm install --no-save the same way in e2e/ecosystem/; missing system
+// packages go into one apt-get install as root, and stop the run with one
+// line naming the command otherwise.
 
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -29,6 +30,8 @@ async function sandbox({ uid, packages }) {
   const entries = packages.map(([cmd, pkg]) => `\t"${cmd} ${pkg}"\n`).join('');
   await writeFile(path.join(dir, 'build.sh'), script.replace(list, `system_packages=(\n${entries})`));
   await writeFile(path.join(dir, 'package-lock.json'), '{}\n');
+  await mkdir(path.join(dir, 'e2e/ecosystem'), { recursive: true });
+  await writeFile(path.join(dir, 'e2e/ecosystem/package-lock.json'), '{}\n');
   const stub = (name, body = '') =>
     writeFile(path.join(bin, name), `#!/bin/bash\necho "${name} $* DEBIAN_FRONTEND=\${DEBIAN_FRONTEND:-}" >>"${dir}/calls.log"\n${body}`, {
       mode: 0o755,
@@ -57,22 +60,30 @@ function takeCalls(dir) {
 
 const present = [['/bin/sh', 'dash']];
 
+const ci = 'npm ci --no-audit --no-fund DEBIAN_FRONTEND=';
+const ecosystem = 'npm install --no-save --no-audit --no-fund DEBIAN_FRONTEND=';
+
 test('npm ci when node_modules is missing or older than package-lock.json, and only then', async () => {
   const { dir, setup } = await sandbox({ uid: 0, packages: present });
   let r = setup();
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(r.calls, ['npm ci --no-audit --no-fund DEBIAN_FRONTEND='], 'fresh clone: npm ci');
+  assert.deepEqual(r.calls, [ci, ecosystem], 'fresh clone: npm ci, then the ecosystem tests\' deps');
+  assert.ok(existsSync(path.join(dir, 'e2e/ecosystem/node_modules/.package-lock.json')), 'installed in e2e/ecosystem');
 
   r = setup();
   assert.equal(r.status, 0, r.stderr);
   assert.deepEqual(r.calls, [], 'installed: nothing to do');
 
-  // A pull that changes the lockfile makes it newer than the install.
+  // A pull that changes a lockfile makes it newer than the install.
   const later = new Date(Date.now() + 60_000);
   await utimes(path.join(dir, 'package-lock.json'), later, later);
   r = setup();
-  assert.deepEqual(r.calls, ['npm ci --no-audit --no-fund DEBIAN_FRONTEND='], 'changed lockfile: npm ci');
+  assert.deepEqual(r.calls, [ci], 'changed lockfile: npm ci');
   await utimes(path.join(dir, 'node_modules/.package-lock.json'), later, later);
+  assert.deepEqual(setup().calls, []);
+  await utimes(path.join(dir, 'e2e/ecosystem/package-lock.json'), later, later);
+  assert.deepEqual(setup().calls, [ecosystem], "changed ecosystem lockfile: that directory's install alone");
+  await utimes(path.join(dir, 'e2e/ecosystem/node_modules/.package-lock.json'), later, later);
   assert.deepEqual(setup().calls, []);
 });
 
@@ -87,7 +98,7 @@ test('missing system packages: one apt-get install as root', async () => {
   const { setup } = await sandbox({ uid: 0, packages: missing });
   const r = setup();
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(r.calls.slice(1), [
+  assert.deepEqual(r.calls.slice(2), [
     'apt-get update DEBIAN_FRONTEND=noninteractive',
     'apt-get install -y chromium redis-server DEBIAN_FRONTEND=noninteractive',
   ]);
