@@ -6,7 +6,10 @@
 #   demo       build, then serve web-demo/ on http://127.0.0.1:${PORT:-8080}
 #   setup      what the tests need: deps, then the system packages below
 #   deps       npm ci when node_modules is missing or older than package-lock.json
-#   test-go    Go tests: lint, host (+race), GOARCH=386, GOOS=js GOARCH=wasm, fuzz smoke
+#   test-go    every Go module of go.work: gofmt, vet, staticcheck, tests on the
+#              host (+race), GOARCH=386, GOOS=js GOARCH=wasm, fuzz smoke
+#   lint-go    gofmt, then go vet and staticcheck in every Go module
+#   test-module DIR  the Go tests of one module (., urlkey, bench, worker...)
 #   test-redis the Redis filter (redisfilter/) against a real redis-server
 #   test-colly the Colly storage (colly/): crawls of a local site, on Redis too
 #   test-parquet  edgebloom bitsets in Parquet files, read by a Parquet library
@@ -18,6 +21,7 @@
 #   test-worker  the Cloudflare Worker (worker/): Go handler tests and workerd tests
 set -euo pipefail
 cd "$(dirname "$0")"
+repo_root=$PWD
 
 log() { printf '\n==> %s\n' "$*"; }
 
@@ -79,16 +83,79 @@ setup() {
 	ensure_system_packages
 }
 
+# Every Go module of the repository, as go.work lists them, with what its
+# tests need: "race" runs them with the race detector, "wasm" vets and tests
+# it for GOOS=js GOARCH=wasm too (the npm module's engine and the Worker run
+# there), "build" only compiles its tests (the benchmarks: bench/ runs them
+# by hand, see bench/README.md). lint_go fails when go.work and this list
+# disagree, so a new module cannot be left out.
+go_modules=(
+	". race wasm"
+	"cmd/edgebloom"
+	"urlkey race wasm"
+	"redisfilter race"
+	"colly"
+	"parquettest"
+	"modtest"
+	"bench build"
+	"worker wasm"
+)
+
+# staticcheck, pinned in tools/go.mod (its own module, outside go.work, so
+# that neither the library's go.mod nor the workspace's build list takes its
+# dependencies), built once into .cache/bin from the module proxy.
+staticcheck() {
+	local bin=$repo_root/.cache/bin/staticcheck version
+	version=$(cd "$repo_root/tools" && GOWORK=off go list -m -f '{{.Version}}' honnef.co/go/tools)
+	if ! [ -x "$bin" ] || [ "$(cat "$bin.version" 2>/dev/null)" != "$version" ]; then
+		log "build staticcheck $version (tools/go.mod)"
+		mkdir -p "$repo_root/.cache/bin"
+		(cd "$repo_root/tools" && GOWORK=off go build -o "$bin" honnef.co/go/tools/cmd/staticcheck)
+		echo "$version" >"$bin.version"
+	fi
+	"$bin" "$@"
+}
+
+# module_has prints whether the go_modules entry of dir $1 has the word $2.
+module_has() {
+	local entry words
+	for entry in "${go_modules[@]}"; do
+		read -r -a words <<<"$entry"
+		if [ "${words[0]}" = "$1" ]; then
+			[[ " ${words[*]:1} " == *" $2 "* ]]
+			return
+		fi
+	done
+	return 1
+}
+
+# lint_go: gofmt over the tree, then go vet (also for js/wasm where the
+# module runs there) and staticcheck on the host packages of every module.
 lint_go() {
-	log "gofmt and go vet"
+	log "gofmt"
 	local unformatted
 	unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './node_modules/*'))
 	if [ -n "$unformatted" ]; then
 		echo "gofmt would change: $unformatted" >&2
 		return 1
 	fi
-	go vet ./...
-	GOOS=js GOARCH=wasm go vet ./...
+	local listed workspace entry dir
+	listed=$(for entry in "${go_modules[@]}"; do read -r dir _ <<<"$entry"; echo "$dir"; done | sort)
+	workspace=$(go list -m -f '{{.Dir}}' | while read -r dir; do realpath --relative-to=. "$dir"; done | sort)
+	if [ "$listed" != "$workspace" ]; then
+		echo "build.sh: go_modules and go.work list different modules:" >&2
+		diff <(echo "$listed") <(echo "$workspace") >&2 || true
+		return 1
+	fi
+	for entry in "${go_modules[@]}"; do
+		read -r dir _ <<<"$entry"
+		log "go vet and staticcheck ($dir)"
+		(cd "$dir" && go vet ./...)
+		if module_has "$dir" wasm; then
+			(cd "$dir" && GOOS=js GOARCH=wasm go vet ./...)
+		fi
+		(cd "$dir" && staticcheck ./...)
+	done
 }
 
 # Size budget of js/edgebloom.wasm, in decimal units: 2,000,000 bytes raw
@@ -205,85 +272,70 @@ build_wasm() {
 	fi
 }
 
-# urlkey/ is its own module (it needs golang.org/x/net), so "./..." from the
-# root does not reach it: vet, test on the host (race) and in js/wasm (the
-# Worker runs it there), and a short fuzz run.
-test_urlkey() {
-	log "go test (urlkey, its own module)"
-	(
-		cd urlkey
-		go vet ./...
-		GOOS=js GOARCH=wasm go vet ./...
-		go test -race -count=1 ./...
-		PATH="$(go env GOROOT)/lib/wasm:$PATH" GOOS=js GOARCH=wasm go test -count=1 .
-		go test -run '^$' -fuzz '^FuzzCanonical$' -fuzztime 10s .
-	)
+# test_module runs the Go tests of module $1 (an entry of go_modules) and
+# what else that module needs:
+# - . (the library): also GOARCH=386 and GOOS=js GOARCH=wasm (twice: as
+#   built by default, and with the runtime built as for the npm module),
+#   a short fuzz run of every Fuzz target, and each benchmark run once.
+# - urlkey (golang.org/x/net): also in js/wasm, where the Worker runs it,
+#   and a short fuzz run.
+# - redisfilter (go-redis): starts Debian's redis-server on 127.0.0.1
+#   (setup installs it) and fails, never skips, without one.
+# - colly (Colly and go-redis): crawls of a local site, one of them against
+#   a real redis-server (about 30 s).
+# - parquettest (parquet-go): writes Parquet files with edgebloom bitsets
+#   and reads them back through the library's bloom-filter check, and the
+#   other way round.
+# - modtest: builds every published module (root, redisfilter, urlkey,
+#   colly, cmd/edgebloom) as a consumer would: GOWORK=off, go get and go
+#   install of v0.1.0 from a module proxy it writes from this checkout
+#   (about 50 s, most of it compiling the modules' dependencies once).
+# - bench: its tests and benchmarks are compiled, not run (see bench/README.md).
+# - worker: the Go front's handler tests on the host; test_worker_js runs
+#   the Worker in workerd.
+test_module() {
+	local dir=$1 race=()
+	module_has "$dir" race && race=(-race)
+	if module_has "$dir" build; then
+		log "go test: compile only ($dir)"
+		(cd "$dir" && go build ./... && go test -count=1 -run '^$' ./... >/dev/null)
+		return
+	fi
+	log "go test ($dir${race:+, race})"
+	(cd "$dir" && go test "${race[@]}" -count=1 ./...)
+	local wasm_path f
+	wasm_path="$(go env GOROOT)/lib/wasm:$PATH"
+	case $dir in
+	.)
+		log "go test (GOARCH=386)"
+		GOARCH=386 go test -count=1 ./bloom/...
+		log "go test (GOOS=js GOARCH=wasm, in node)"
+		PATH="$wasm_path" GOOS=js GOARCH=wasm go test -count=1 ./bloom/...
+		log "go test (GOOS=js GOARCH=wasm, runtime built as for the npm module)"
+		PATH="$wasm_path" GOOS=js GOARCH=wasm go test -count=1 -gcflags=runtime=-B ./bloom/...
+		log "fuzz smoke"
+		for f in $(go test -list 'Fuzz.*' ./bloom | grep '^Fuzz'); do
+			go test -run '^$' -fuzz "^$f\$" -fuzztime 10s ./bloom
+		done
+		log "benchmarks compile and run once"
+		go test -run '^$' -bench . -benchtime 1x ./bloom
+		;;
+	urlkey)
+		log "go test (urlkey, GOOS=js GOARCH=wasm; fuzz smoke)"
+		(cd urlkey && PATH="$wasm_path" GOOS=js GOARCH=wasm go test -count=1 . &&
+			go test -run '^$' -fuzz '^FuzzCanonical$' -fuzztime 10s .)
+		;;
+	esac
 }
 
-# redisfilter/ is its own module (it needs github.com/redis/go-redis/v9). Its
-# tests start Debian's redis-server on 127.0.0.1 (setup installs it) and fail,
-# never skip, without one.
-test_redis() {
-	log "go test (redisfilter, its own module, against redis-server)"
-	(
-		cd redisfilter
-		go vet ./...
-		go test -race -count=1 ./...
-	)
-}
-
-# colly/ is its own module (it needs Colly and go-redis): crawls of a local
-# site, one of them against a real redis-server (about 30 s).
-test_colly() {
-	log "go test (colly, its own module)"
-	(
-		cd colly
-		go vet ./...
-		go test -count=1 ./...
-	)
-}
-
-# parquettest/ is its own module (it needs a Parquet library,
-# parquet-go): it writes Parquet files with edgebloom bitsets and reads them
-# back through the library's bloom-filter check, and the other way round.
-test_parquet() {
-	log "go test (parquettest, its own module)"
-	(cd parquettest && go vet ./... && go test -count=1 ./...)
-}
-
-# modtest/ builds every published module (root, redisfilter, urlkey, colly,
-# cmd/edgebloom) as a consumer would: GOWORK=off, go get and go install of
-# v0.1.0 from a module proxy it writes from this checkout (about 50 s, most
-# of it compiling the modules' dependencies once).
-test_modules() {
-	log "go test (modtest: the published modules outside the workspace)"
-	(cd modtest && go vet ./... && go test -count=1 ./...)
-}
-
+# test_go: lint, then every module's tests, one after another.
 test_go() {
 	lint_go
-	log "go test (host, race)"
-	go test -race -count=1 ./...
-	log "go test (cmd/edgebloom, its own module)"
-	(cd cmd/edgebloom && go vet ./... && go test -count=1 ./...)
-	test_urlkey
-	test_redis
-	test_colly
-	test_parquet
-	test_modules
-	log "go test (GOARCH=386)"
-	GOARCH=386 go test -count=1 ./bloom/...
-	log "go test (GOOS=js GOARCH=wasm, in node)"
-	PATH="$(go env GOROOT)/lib/wasm:$PATH" GOOS=js GOARCH=wasm go test -count=1 ./bloom/...
-	log "go test (GOOS=js GOARCH=wasm, runtime built as for the npm module)"
-	PATH="$(go env GOROOT)/lib/wasm:$PATH" GOOS=js GOARCH=wasm go test -count=1 -gcflags=runtime=-B ./bloom/...
-	log "fuzz smoke"
-	local f
-	for f in $(go test -list 'Fuzz.*' ./bloom | grep '^Fuzz'); do
-		go test -run '^$' -fuzz "^$f\$" -fuzztime 10s ./bloom
+	local entry dir
+	for entry in "${go_modules[@]}"; do
+		read -r dir _ <<<"$entry"
+		test_module "$dir"
 	done
-	log "benchmarks compile and run once"
-	go test -run '^$' -bench . -benchtime 1x ./bloom
 }
 
 test_js() {
@@ -304,9 +356,10 @@ test_ecosystem() {
 	node --test --test-reporter=spec e2e/ecosystem/
 }
 
-test_worker() {
-	log "worker tests"
-	(cd worker && go vet ./... && go test -count=1 ./...)
+# The Worker in workerd (Miniflare and wrangler dev); its Go handler tests
+# run with the other modules' (test_module worker).
+test_worker_js() {
+	log "worker tests in workerd"
 	node --test --test-concurrency=1 --test-reporter=spec worker/test/
 }
 
@@ -328,14 +381,16 @@ demo)
 	exec node web-demo/serve.js
 	;;
 test-go) setup && test_go ;;
-test-redis) setup && test_redis ;;
-test-colly) setup && test_colly ;;
-test-parquet) test_parquet ;;
-test-modules) test_modules ;;
+lint-go) lint_go ;;
+test-module) setup && test_module "${2:?usage: build.sh test-module DIR (an entry of go_modules)}" ;;
+test-redis) setup && test_module redisfilter ;;
+test-colly) setup && test_module colly ;;
+test-parquet) test_module parquettest ;;
+test-modules) test_module modtest ;;
 test-js) setup && build_wasm && test_js ;;
 test-e2e) setup && build_wasm && test_e2e ;;
 test-ecosystem) setup && build_wasm && test_ecosystem ;;
-test-worker) setup && build_wasm && test_worker ;;
+test-worker) setup && build_wasm && test_module worker && test_worker_js ;;
 test)
 	setup
 	test_go
@@ -354,7 +409,7 @@ test)
 	[ "$js_status" -eq 0 ]
 	[ "$ecosystem_status" -eq 0 ]
 	test_e2e
-	test_worker
+	test_worker_js
 	;;
 *)
 	sed -n '2,/^set -euo/{/^#/p}' "$0" >&2

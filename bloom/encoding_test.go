@@ -772,11 +772,11 @@ func formatExample() string {
 	p("```\n\nThe positions of each key (seed 0, m = %d):\n\n```\n", f.NumBits())
 	for _, k := range keys {
 		h1 := sumString(k, 0)
-		x, y := bits.Mul64(h1, f.m)
+		x, _ := bits.Mul64(h1, f.m)
 		p("key %q (%d bytes of UTF-8)\n", k, len(k))
 		p("  h1 = XXH64(key, seed 0) = %#016x\n", h1)
 		p("  h2 = mix64(h1)          = %#016x\n", mix64(h1))
-		y, _ = bits.Mul64(mix64(h1), f.m)
+		y, _ := bits.Mul64(mix64(h1), f.m)
 		p("  x  = hi64(h1 · m)       = %d\n", x)
 		p("  y  = hi64(h2 · m)       = %d\n", y)
 		for i := uint64(1); i <= uint64(f.k); i++ {
