@@ -263,7 +263,9 @@ export class BloomFilter {
    * turned from 0 to 1 (each once; none for keys already present) and the count
    * after, so that a copy kept elsewhere can be brought up to date with
    * applyChanges() at the cost of the change, not of the filter (Go: AddChanges).
-   * Every key is checked first: a TypeError means nothing was added.
+   * Every key is checked first: a TypeError means nothing was added. Each key
+   * is written whole into the engine (no pieces, unlike addMany), within the
+   * memory budget of init().
    */
   addManyChanges(keys: Key[]): FilterChanges;
   /**

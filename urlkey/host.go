@@ -33,7 +33,7 @@ func canonicalHost(h string) (string, error) {
 	if l, ok := badALabel(d); ok {
 		return "", errorf("label %q is not a valid A-label", clip(l))
 	}
-	a, err := profile.ToASCII(d)
+	a, err := profile().ToASCII(d)
 	if err != nil {
 		return "", errorf("host %q: %v", clip(h), err)
 	}

@@ -161,6 +161,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/net/idna"
@@ -177,15 +178,19 @@ type Options struct {
 // (UTS #46 with CheckHyphens=false, CheckBidi=true, CheckJoiners=true,
 // UseSTD3ASCIIRules=false, Transitional_Processing=false,
 // VerifyDnsLength=false). Later options override what MapForLookup sets.
-var profile = idna.New(
-	idna.MapForLookup(),
-	idna.Transitional(false),
-	idna.BidiRule(),
-	idna.StrictDomainName(false),
-	idna.CheckHyphens(false),
-	idna.CheckJoiners(true),
-	idna.VerifyDNSLength(false),
-)
+// It is made on first use, not at start: the edge service's Go front
+// starts afresh for every request and most requests never map a host.
+var profile = sync.OnceValue(func() *idna.Profile {
+	return idna.New(
+		idna.MapForLookup(),
+		idna.Transitional(false),
+		idna.BidiRule(),
+		idna.StrictDomainName(false),
+		idna.CheckHyphens(false),
+		idna.CheckJoiners(true),
+		idna.VerifyDNSLength(false),
+	)
+})
 
 // defaultPorts are the ports Canonical removes.
 var defaultPorts = map[string]string{"http": "80", "https": "443", "ws": "80", "wss": "443"}

@@ -4,7 +4,7 @@ import { BloomFilter, CountingBloomFilter, BlockedBloomFilter, fromBytes } from 
 import { $, BLOCK, MAX_BITS, PROBES, bitWord, isDrawable, state } from './state.js';
 import { FILE_ERRORS, el, fmtBytes, fmtInt, fmtRate, fmtSI, keyName, list, setError } from './format.js';
 import { chosenKind, showDerived, sizing } from './params.js';
-import { buildGrid, highlight, valueAt } from './grid.js';
+import { buildGrid, highlight, valuesAt } from './grid.js';
 import { refresh } from './charts.js';
 import { showHashMath } from './hashmath.js';
 
@@ -103,8 +103,7 @@ function blockSentence(positions) {
 export function addKey(key) {
   const f = state.filter;
   const positions = f.positions(key);
-  const bytes = f.toBytes();
-  const before = positions.map((p) => valueAt(bytes, state.kind, p));
+  const before = valuesAt(f, state.kind, positions);
   const isNew = f.add(key);
   state.added++;
   remember(key, positions);
@@ -164,8 +163,7 @@ export function testKey(key, prefix = '') {
   }
   const positions = f.positions(key);
   showHashMath(key, positions);
-  const bytes = f.toBytes();
-  const values = positions.map((p) => valueAt(bytes, state.kind, p));
+  const values = valuesAt(f, state.kind, positions);
   const has = f.has(key);
   const zeros = [...new Set(positions.filter((p, j) => values[j] === 0))];
   highlight(positions.map((p, j) => [p, values[j] ? 'probe' : 'zero']));

@@ -13,11 +13,27 @@ export function valueAt(bytes, kind, i) {
   return (bytes[HEADER + Math.floor(i / 8)] >> i % 8) & 1;
 }
 
+// valuesAt reads the bits or counters at positions: a classic filter's
+// bytes one by one with readBytes, without encoding the filter; other kinds
+// from their encoding.
+export function valuesAt(f, kind, positions) {
+  if (f.readBytes) {
+    return positions.map((p) => {
+      const at = HEADER + Math.floor(p / 8);
+      return (f.readBytes(at, at + 1)[0] >> p % 8) & 1;
+    });
+  }
+  const bytes = f.toBytes();
+  return positions.map((p) => valueAt(bytes, kind, p));
+}
+
 // cellValues returns, for each cell of the grid, the bit or counter (one
 // cell per bit) or the share of nonzero bits in its run (density view).
 function cellValues() {
   const f = state.filter;
-  const bytes = f.toBytes();
+  // A classic filter's header and payload are read as they are, without
+  // encoding the filter or hashing it for the checksum; other kinds encode.
+  const bytes = f.readBytes ? f.readBytes(0, f.byteLength - 8) : f.toBytes();
   const { m, kind } = state;
   if (state.block >= 0) {
     const first = BLOCK * state.block;
