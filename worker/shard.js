@@ -64,8 +64,16 @@ export class Shard {
   async alarm() {
     await init();
     this.alarmAt = null;
-    if (!this.state) this.state = this.load();
-    if (this.state.filter && this.store.logBytes > 0) this.store.compact(this.state.filter);
+    try {
+      if (!this.state) this.state = this.load();
+      if (this.state.filter && this.store.logBytes > 0) this.store.compact(this.state.filter);
+    } catch (err) {
+      // A stopped engine took the filter with it: the retried alarm (the
+      // runtime retries a failed one) starts a fresh engine and loads the
+      // shard from storage, which holds every acknowledged add.
+      if (err?.code === 'ERR_ENGINE_EXITED') this.state = null;
+      throw err;
+    }
   }
 
   // logged persists what an add changed, in the transaction of its reply,
