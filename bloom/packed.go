@@ -29,3 +29,10 @@ func checkPacked(keys []byte, lens []uint32, out []byte) {
 		panic("bloom: packed keys out of range")
 	}
 }
+
+func b2u8(b bool) byte {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -15,10 +15,3 @@ func (f *Filter) hasPacked(keys []byte, lens []uint32, out []byte) {
 		keys = keys[n:]
 	}
 }
-
-func b2u8(b bool) byte {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -14,14 +14,20 @@ func TestPacked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	var keys []byte
 	var lens []uint32
+	var all [][]byte
 	for i := 0; i < 3000; i++ {
 		n := i % 101
 		k := []byte(strconv.Itoa(i) + "-")
 		for len(k) < n {
 			k = append(k, byte(rng.Uint32()))
 		}
-		keys = append(keys, k[:n]...)
-		lens = append(lens, uint32(n))
+		k = k[:n]
+		if i%7 == 6 { // a key repeated within its group, and across groups
+			k = all[i-1-rng.IntN(min(i, 40))]
+		}
+		all = append(all, k)
+		keys = append(keys, k...)
+		lens = append(lens, uint32(len(k)))
 	}
 	for _, seed := range []uint64{0, 0x9e3779b97f4a7c15} {
 		a, err := NewWithSeed(1<<14, 7, seed)
