@@ -82,6 +82,7 @@ export class Store {
     const n = Math.ceil(payloadOf(filter) / CHUNK_BYTES);
     for (let i = 0; i < n; i++) this.dirty.add(i);
     this.writeChunks(filter);
+    this.dirty.clear();
   }
 
   /**
