@@ -2,7 +2,7 @@
 // must be an error, so the types are not just `any`. Type-checked by the
 // package and ecosystem tests against the installed package.
 import {
-  init, BloomFilter, CountingBloomFilter, ScalableBloomFilter, BlockedBloomFilter, fromBytes, optimal, estimateFPR,
+  init, BloomFilter, CountingBloomFilter, ScalableBloomFilter, BlockedBloomFilter, fromBytes, optimal, estimateFPR, optimalBlocks, estimateBlockedFPR,
   MAX_BITS, type Key, type FilterStats, type WasmSource,
 } from 'edgebloom';
 
@@ -28,6 +28,8 @@ const s = new ScalableBloomFilter({ initialCapacity: 100, errorRate: 0.001 });
 const layers: number = s.layers;
 const size: { bits: number; hashes: number } = optimal(1e6, 0.01);
 const fpr: number = estimateFPR(size.bits, size.hashes, 1e6);
+const sizedBlocks: number = optimalBlocks(1e6, 0.01);
+const blockedRate: number = estimateBlockedFPR(sizedBlocks, 1e6);
 const b = new BlockedBloomFilter({ capacity: 1000, errorRate: 0.01 });
 const bitset: Uint8Array<ArrayBuffer> = b.parquetBitset();
 const fromParquet: BlockedBloomFilter = BlockedBloomFilter.fromParquet(bitset, { maxBits: MAX_BITS });
@@ -36,7 +38,7 @@ const blocks: number = new BlockedBloomFilter({ blocks: 8 }).blocks;
 const blockedPositions: number[] = b.positions(key);
 const sameBlocked: boolean = b.equals(BlockedBloomFilter.fromBytes(b.toBytes()));
 for (const g of [f, c, s, again, b, fromParquet]) g.free();
-console.log(isNew, answers, positions, stats, kind, removed, layers, fpr, blocks, blockedPositions, sameBlocked);
+console.log(isNew, answers, positions, stats, kind, removed, layers, fpr, sizedBlocks, blockedRate, blocks, blockedPositions, sameBlocked);
 
 // @ts-expect-error: a key is a string or a Uint8Array
 f.add(42);

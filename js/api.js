@@ -11,7 +11,7 @@ export {
   MAX_GENERATIONS,
   DEFAULT_MEMORY_LIMIT,
 } from './core.js';
-export { BlockedBloomFilter } from './blocked.js';
+export { BlockedBloomFilter, optimalBlocks, estimateBlockedFPR } from './blocked.js';
 export { ShardedBloomFilter, fromBytes } from './sharded.js';
 export { canonicalURL } from './canonical.js';
 // Internal, for tests of what happens after the engine stopped (the edge

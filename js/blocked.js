@@ -12,6 +12,9 @@ import {
   OP_UNION,
   OP_INTERSECT,
   OP_EQUAL,
+  OP_OPTIMAL_BLOCKS,
+  OP_BLOCKED_FPR,
+  engineNumber,
   options,
   positiveInteger,
   rate,
@@ -81,4 +84,28 @@ export class BlockedBloomFilter extends Filter {
   static fromParquet(bytes, opts) {
     return Filter._fromParquet(BlockedBloomFilter, bytes, opts);
   }
+}
+
+/**
+ * The number of 256-bit blocks of the split-block filter new
+ * BlockedBloomFilter({ capacity, errorRate }) makes: Go's OptimalBlocks, the
+ * fewest blocks whose expected rate after capacity keys is at most
+ * 0.9 · errorRate. Needs init().
+ */
+export function optimalBlocks(capacity, errorRate) {
+  const n = positiveInteger('capacity', capacity, Number.MAX_SAFE_INTEGER);
+  return engineNumber(OP_OPTIMAL_BLOCKS, n, rate('errorRate', errorRate));
+}
+
+/**
+ * The expected false-positive rate of a split-block filter of `blocks`
+ * blocks after count keys: Σ_j Poisson(j; count/blocks) · (1 − (31/32)^j)^8
+ * (Go's EstimateBlockedFPR). Needs init().
+ */
+export function estimateBlockedFPR(blocks, count) {
+  positiveInteger('blocks', blocks, 2 ** 32);
+  if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) {
+    throw new RangeError(`edgebloom: "count" must be an integer >= 0, got ${count}`);
+  }
+  return engineNumber(OP_BLOCKED_FPR, blocks, count);
 }

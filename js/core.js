@@ -3,89 +3,73 @@
 // workerd.js) only says where the wasm comes from.
 //
 // Keys never cross the boundary as JS values: they are written as UTF-8 into
-// a scratch buffer that Go owns in linear memory. The hot exports (add, has,
-// addMany, hasMany) take a handle, offsets and lengths; everything else goes
-// through one export, eb, with an operation code (see wasm/main.go).
+// a scratch buffer that Go owns in linear memory. The hot exports, key (one
+// key) and keys (a batch), take a handle, offsets and lengths; everything
+// else goes through one export, eb, with an operation code. The codes,
+// statuses, kinds and stat indexes come from abi.js, generated from
+// internal/abi/abi.go, which the engine is built with; the engine's abi
+// export says which version of them it serves.
 
 import { makeGo } from './wasm_exec.js';
 import { toModule } from './load.js';
+import {
+  VERSION as ABI_VERSION,
+  OP_SCRATCH,
+  OP_ERROR_PTR,
+  OP_ERROR_LEN,
+  OP_NEW,
+  OP_FREE,
+  OP_REMOVE,
+  OP_POSITIONS,
+  OP_STATS,
+  OP_UNION,
+  OP_INTERSECT,
+  OP_EQUAL,
+  OP_CLEAR,
+  OP_ENCODE,
+  OP_OUTPUT_PTR,
+  OP_OUTPUT_RELEASE,
+  OP_INSPECT,
+  OP_DECODE,
+  OP_LIVE,
+  OP_ROTATE,
+  OP_CRASH,
+  OP_FROM_PARQUET,
+  OP_PARAMS,
+  OP_ADD_CHANGES,
+  OP_APPLY_CHANGES,
+  OP_READ_BYTES,
+  OP_WRITE_PAYLOAD,
+  OP_DIGEST,
+  OP_OPTIMAL_BLOCKS,
+  OP_BLOCKED_FPR,
+  KIND_CLASSIC,
+  KIND_COUNTING,
+  KIND_SCALABLE,
+  KIND_WINDOW,
+  KIND_BLOCKED,
+  KIND_NAMES,
+  ERROR_CODES,
+  ERR_SPLIT,
+  STAT_BITS,
+  STAT_HASHES,
+  STAT_COUNT,
+  STAT_SET_BITS,
+  STAT_ESTIMATED_COUNT,
+  STAT_FILL_RATIO,
+  STAT_ESTIMATED_FPR,
+  STAT_CAPACITY,
+  STAT_TARGET_FPR,
+  STAT_OVER_CAPACITY,
+  STAT_KIND,
+  STAT_LAYERS,
+  STAT_ENCODED_SIZE,
+  NUM_STATS,
+} from './abi.js';
 
-// Operation codes of the eb export; keep in sync with wasm/main.go.
-const OP_SCRATCH = 0;
-const OP_ERROR_PTR = 1;
-const OP_ERROR_LEN = 2;
-const OP_NEW = 3;
-const OP_FREE = 4;
-const OP_REMOVE = 7;
-const OP_POSITIONS = 10;
-const OP_STATS = 11;
-export const OP_UNION = 12;
-export const OP_INTERSECT = 13;
-export const OP_EQUAL = 14;
-const OP_CLEAR = 15;
-const OP_ENCODE = 16;
-const OP_OUTPUT_PTR = 17;
-const OP_OUTPUT_RELEASE = 18;
-const OP_INSPECT = 19;
-const OP_DECODE = 20;
-const OP_LIVE = 21;
-const OP_ROTATE = 22;
-const OP_CRASH = 23;
-const OP_FROM_PARQUET = 24;
-const OP_PARAMS = 25;
-const OP_ADD_CHANGES = 26;
-const OP_APPLY_CHANGES = 27;
-const OP_READ_BYTES = 28;
-const OP_WRITE_PAYLOAD = 29;
-const OP_DIGEST = 41;
+// Used by the kinds defined in other files.
+export { OP_UNION, OP_INTERSECT, OP_EQUAL, OP_OPTIMAL_BLOCKS, OP_BLOCKED_FPR, KIND_BLOCKED };
 
-const KIND_CLASSIC = 1;
-const KIND_COUNTING = 2;
-const KIND_SCALABLE = 3;
-const KIND_WINDOW = 4;
-export const KIND_BLOCKED = 5;
-const KIND_NAMES = {
-  [KIND_CLASSIC]: 'classic',
-  [KIND_COUNTING]: 'counting',
-  [KIND_SCALABLE]: 'scalable',
-  [KIND_WINDOW]: 'window',
-  [KIND_BLOCKED]: 'blocked',
-};
-
-// Status codes of the eb export and the Error codes they become.
-const ERROR_CODES = {
-  [-1]: 'ERR_ARG',
-  [-2]: 'ERR_FREED',
-  [-3]: 'ERR_INCOMPATIBLE',
-  [-4]: 'ERR_NOT_FILTER',
-  [-5]: 'ERR_VERSION',
-  [-6]: 'ERR_KIND',
-  [-7]: 'ERR_CORRUPT',
-  [-8]: 'ERR_CHECKSUM',
-  [-9]: 'ERR_TOO_LARGE',
-  [-10]: 'ERR_TRUNCATED',
-  [-11]: 'ERR_INTERNAL',
-  [-12]: 'ERR_UNSUPPORTED',
-};
-// A batch whose joined text put a surrogate pair across two keys: retried
-// key by key (wasm/hot.go).
-const ERR_SPLIT = -13;
-
-// Stats written by OP_STATS, in order.
-const STAT_BITS = 0;
-const STAT_HASHES = 1;
-const STAT_COUNT = 2;
-const STAT_SET_BITS = 3;
-const STAT_ESTIMATED_COUNT = 4;
-const STAT_FILL_RATIO = 5;
-const STAT_ESTIMATED_FPR = 6;
-const STAT_CAPACITY = 7;
-const STAT_TARGET_FPR = 8;
-const STAT_OVER_CAPACITY = 9;
-const STAT_KIND = 10;
-const STAT_LAYERS = 11;
-const STAT_ENCODED_SIZE = 12;
-const NUM_STATS = 13;
 // What changes as a filter takes keys, read afresh on every get: the count,
 // and for a scalable filter, which grows by layers, its size too.
 const CHANGING = [STAT_COUNT];
@@ -247,6 +231,17 @@ async function instantiate(source, defaultSource, extraGlobals, settings) {
   go.run(instance).catch(() => {});
   if (go.exited) throw new Error('edgebloom: the Go program exited during start-up');
   const x = instance.exports;
+  // An engine built from other sources than this module (a stale
+  // edgebloom.wasm) would read the operations differently and answer
+  // wrong: refuse it. Engines from before the abi export have none.
+  const version = typeof x.abi === 'function' ? x.abi() : 0;
+  if (version !== ABI_VERSION) {
+    throw codedError(
+      Error,
+      'ERR_VERSION',
+      `edgebloom: this edgebloom.wasm serves version ${version || '(none)'} of the engine's interface and this module needs version ${ABI_VERSION}: the .wasm is stale; rebuild it ("npm run build") or load the one shipped with this version of the module`,
+    );
+  }
   const e = {
     go,
     dead: false,
@@ -300,17 +295,17 @@ function check(e, status) {
 
 // eb calls the eb export of a live engine; an exception out of it means
 // the engine is gone (see lost).
-function eb(e, op, h = 0, a = 0, b = 0, c = 0, d = 0, f = 0, x = 0, y = 0) {
+function eb(e, op, h = 0, a = 0, b = 0, c = 0, d = 0, x = 0, y = 0) {
   if (dead(e)) throw engineExited();
   try {
-    return e.eb(op, h, a, b, c, d, f, x, y);
+    return e.eb(op, h, a, b, c, d, x, y);
   } catch (err) {
     throw lost(e, err);
   }
 }
 
-function call(e, op, h = 0, a = 0, b = 0, c = 0, d = 0, f = 0, x = 0, y = 0) {
-  return check(e, eb(e, op, h, a, b, c, d, f, x, y));
+function call(e, op, h = 0, a = 0, b = 0, c = 0, d = 0, x = 0, y = 0) {
+  return check(e, eb(e, op, h, a, b, c, d, x, y));
 }
 
 // keyCall and keysCall call the hot exports as eb calls eb. Their callers
@@ -601,7 +596,7 @@ const registry =
         if (dead(e)) return;
         e.used -= size;
         try {
-          e.eb(op, handle, 0, 0, 0, 0, 0, 0, 0);
+          e.eb(op, handle, 0, 0, 0, 0, 0, 0);
         } catch {
           e.dead = true;
         }
@@ -679,7 +674,7 @@ export class Filter {
     // The engine refuses a filter larger than the room the budget has
     // left (in KiB), before it allocates.
     const room = Math.max(0, Math.floor(budgetRoom(e) / 1024));
-    this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, generations, Math.min(room, 2 ** 31 - 1), 0, a, b);
+    this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, generations, Math.min(room, 2 ** 31 - 1), a, b);
     this.#e = e;
     const held = { handle: this.#handle, e, size: 0 };
     registry?.register(this, held, this);
@@ -929,7 +924,7 @@ export class Filter {
       const base = scratch(e, 4 * n);
       const u32 = mem32(e);
       for (let k = 0; k < n; k++) u32[(base >>> 2) + k] = changed[i + k];
-      call(e, OP_APPLY_CHANGES, this.#handle, 0, n, 0, 0, 0, count);
+      call(e, OP_APPLY_CHANGES, this.#handle, 0, n, 0, 0, count);
       i += n;
     } while (i < changed.length);
   }
@@ -953,7 +948,7 @@ export class Filter {
     for (let lo = start; lo < end; lo += BATCH_BYTES) {
       const hi = Math.min(end, lo + BATCH_BYTES);
       const base = scratch(e, hi - lo);
-      call(e, OP_READ_BYTES, this.#handle, 0, 0, 0, 0, 0, lo, hi);
+      call(e, OP_READ_BYTES, this.#handle, 0, 0, 0, 0, lo, hi);
       out.set(mem(e).subarray(base, base + hi - lo), lo - start);
     }
     return out;
@@ -974,7 +969,7 @@ export class Filter {
       const piece = bytes.subarray(lo, lo + BATCH_BYTES);
       const base = scratch(e, piece.length);
       mem(e).set(piece, base);
-      call(e, OP_WRITE_PAYLOAD, this.#handle, piece.length, 0, 0, 0, 0, start - HEADER_SIZE + lo);
+      call(e, OP_WRITE_PAYLOAD, this.#handle, piece.length, 0, 0, 0, start - HEADER_SIZE + lo);
     }
   }
 
@@ -1014,7 +1009,7 @@ export class Filter {
     if (!dead(e)) {
       e.used -= this.#size;
       try {
-        e.eb(OP_FREE, this.#handle, 0, 0, 0, 0, 0, 0, 0);
+        e.eb(OP_FREE, this.#handle, 0, 0, 0, 0, 0, 0);
       } catch {
         e.dead = true;
       }
@@ -1037,7 +1032,7 @@ export class Filter {
     // which grows for good: an oversized or foreign input costs nothing.
     let base = scratch(e, HEADER_SIZE);
     mem(e).set(bytes.subarray(0, HEADER_SIZE), base);
-    const kind = call(e, OP_INSPECT, 0, bytes.length, 0, 0, 0, 0, maxBits);
+    const kind = call(e, OP_INSPECT, 0, bytes.length, 0, 0, 0, maxBits);
     if (want !== undefined && kind !== want) {
       throw codedError(Error, 'ERR_KIND', `bloom: wrong filter kind: found ${KIND_NAMES[kind]}, want ${KIND_NAMES[want]}`);
     }
@@ -1049,7 +1044,7 @@ export class Filter {
     mem(e).set(bytes, base);
     let handle;
     try {
-      handle = call(e, OP_DECODE, 0, bytes.length, 0, 0, 0, 0, maxBits);
+      handle = call(e, OP_DECODE, 0, bytes.length, 0, 0, 0, maxBits);
     } finally {
       if (!e.dead) rescratch(e);
     }
@@ -1070,7 +1065,7 @@ export class Filter {
     mem(e).set(bytes, base);
     let handle;
     try {
-      handle = call(e, OP_FROM_PARQUET, 0, bytes.length, 0, 0, 0, 0, maxBits);
+      handle = call(e, OP_FROM_PARQUET, 0, bytes.length, 0, 0, 0, maxBits);
     } finally {
       if (!e.dead) rescratch(e);
     }
@@ -1234,6 +1229,14 @@ export function estimateFPR(bits, hashes, count) {
   positiveInteger('hashes', hashes, 64);
   if (typeof count !== 'number' || !(count >= 0)) throw new RangeError('edgebloom: "count" must be a number >= 0');
   return Math.pow(-Math.expm1((-hashes * count) / bits), hashes);
+}
+
+/** Internal: runs an operation of the engine that takes x and y and gives one number. */
+export function engineNumber(op, x, y) {
+  const e = live();
+  const base = scratch(e, 8);
+  call(e, op, 0, 0, 0, 0, 0, x, y);
+  return new Float64Array(mem(e).buffer, base, 1)[0];
 }
 
 /** Internal: the number of live filters in the engine, for leak tests. */

@@ -58,7 +58,9 @@ export type WasmSource = GlobalInstance<'URL'> | string | GlobalInstance<'Respon
  *   what came is not WebAssembly (the message names the URL, status and
  *   content type, and says to pass init(url | bytes | Module) or serve the file);
  *   code "ERR_WASM_URL" without a source in a bundle that has no
- *   import.meta.url; {TypeError} code "ERR_ARG" for a source of another type;
+ *   import.meta.url; code "ERR_VERSION" for an edgebloom.wasm built for
+ *   another version of the module (a stale file: rebuild or reinstall);
+ *   {TypeError} code "ERR_ARG" for a source of another type;
  *   WebAssembly.CompileError for bytes that are not WebAssembly.
  */
 export function init(source?: WasmSource, options?: InitOptions): Promise<void>;
@@ -470,6 +472,21 @@ export function optimal(capacity: number, errorRate: number): { bits: number; ha
 
 /** The expected false-positive rate (1 - e^(-k·n/m))^k after count keys. Works before init(). */
 export function estimateFPR(bits: number, hashes: number, count: number): number;
+
+/**
+ * The blocks of the split-block filter `new BlockedBloomFilter({ capacity,
+ * errorRate })` makes, as Go's bloom.OptimalBlocks: the fewest 256-bit blocks
+ * whose expected rate after capacity keys is at most 0.9 · errorRate. Needs init().
+ * @throws {RangeError} for a capacity that is not an integer ≥ 1 or a rate outside (0, 1).
+ */
+export function optimalBlocks(capacity: number, errorRate: number): number;
+
+/**
+ * The expected false-positive rate of a split-block filter of `blocks` blocks
+ * after count keys, as Go's bloom.EstimateBlockedFPR:
+ * Σ_j Poisson(j; count/blocks) · (1 − (31/32)^j)^8. Needs init().
+ */
+export function estimateBlockedFPR(blocks: number, count: number): number;
 
 /** Options of canonicalURL. The defaults are those of Go's `urlkey.Options{}`. */
 export interface CanonicalURLOptions {

@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 )
 
 // The operations that let a classic filter be kept elsewhere at the cost of
@@ -19,36 +20,36 @@ func classic(f filter) (*bloom.Filter, int32) {
 	if c, ok := f.(*bloom.Filter); ok {
 		return c, 0
 	}
-	return nil, fail(errUnsupported, "edgebloom: this operation needs a classic filter")
+	return nil, fail(abi.ErrUnsupported, "edgebloom: this operation needs a classic filter")
 }
 
 // params writes the statistics that take constant time (no pass over the
 // bits) at scratch[out:], in the layout of stats; the others are 0.
 func params(f filter, out uint32) int32 {
-	if out%8 != 0 || uint64(out)+8*numStats > uint64(len(scratch)) {
-		return fail(errArg, "edgebloom: params outside the scratch buffer")
+	if out%8 != 0 || uint64(out)+8*abi.NumStats > uint64(len(scratch)) {
+		return fail(abi.ErrArg, "edgebloom: params outside the scratch buffer")
 	}
-	s := (*[numStats]float64)(unsafe.Pointer(&scratch[out]))
-	*s = [numStats]float64{}
-	s[statBits] = float64(f.NumBits())
-	s[statCount] = float64(f.Count())
-	s[statCapacity] = float64(f.Capacity())
-	s[statTargetFPR] = f.TargetFPR()
-	s[statEncodedSize] = float64(f.EncodedSize())
-	s[statLayers] = 1
+	s := (*[abi.NumStats]float64)(unsafe.Pointer(&scratch[out]))
+	*s = [abi.NumStats]float64{}
+	s[abi.StatBits] = float64(f.NumBits())
+	s[abi.StatCount] = float64(f.Count())
+	s[abi.StatCapacity] = float64(f.Capacity())
+	s[abi.StatTargetFPR] = f.TargetFPR()
+	s[abi.StatEncodedSize] = float64(f.EncodedSize())
+	s[abi.StatLayers] = 1
 	switch f := f.(type) {
 	case *bloom.Filter:
-		s[statKind], s[statHashes] = kindClassic, float64(f.NumHashes())
+		s[abi.StatKind], s[abi.StatHashes] = abi.KindClassic, float64(f.NumHashes())
 	case *bloom.CountingFilter:
-		s[statKind], s[statHashes] = kindCounting, float64(f.NumHashes())
+		s[abi.StatKind], s[abi.StatHashes] = abi.KindCounting, float64(f.NumHashes())
 	case *bloom.ScalableFilter:
-		s[statKind], s[statLayers] = kindScalable, float64(f.Layers())
+		s[abi.StatKind], s[abi.StatLayers] = abi.KindScalable, float64(f.Layers())
 	case *bloom.WindowFilter:
-		s[statKind], s[statHashes], s[statLayers] = kindWindow, float64(f.NumHashes()), float64(f.Generations())
+		s[abi.StatKind], s[abi.StatHashes], s[abi.StatLayers] = abi.KindWindow, float64(f.NumHashes()), float64(f.Generations())
 	case *bloom.BlockedFilter:
-		s[statKind], s[statHashes] = kindBlocked, float64(f.NumHashes())
+		s[abi.StatKind], s[abi.StatHashes] = abi.KindBlocked, float64(f.NumHashes())
 	}
-	return numStats
+	return abi.NumStats
 }
 
 // addChanges adds count keys, laid out as for keys with byte lengths, to
@@ -63,7 +64,7 @@ func addChanges(f filter, count, lens, text, end uint32) int32 {
 	}
 	n := uint64(len(scratch))
 	if uint64(lens)+4*uint64(count) > n || uint64(count) > uint64(lens) || text > end || uint64(end) > n {
-		return fail(errArg, "edgebloom: batch outside the scratch buffer")
+		return fail(abi.ErrArg, "edgebloom: batch outside the scratch buffer")
 	}
 	ls := unsafe.Slice((*uint32)(unsafe.Pointer(&scratch[lens])), count)
 	var total uint64
@@ -71,7 +72,7 @@ func addChanges(f filter, count, lens, text, end uint32) int32 {
 		total += uint64(l)
 	}
 	if total > uint64(end-text) {
-		return fail(errArg, "edgebloom: key outside the scratch buffer")
+		return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 	}
 	pos := changed[:0]
 	keys := scratch[text:end]
@@ -100,7 +101,7 @@ func applyChanges(f filter, at, n uint32, count float64) int32 {
 		return st
 	}
 	if uint64(at)+4*uint64(n) > uint64(len(scratch)) || !(count >= 0 && count < 1<<63) {
-		return fail(errArg, "edgebloom: changes outside the scratch buffer, or a count out of range")
+		return fail(abi.ErrArg, "edgebloom: changes outside the scratch buffer, or a count out of range")
 	}
 	pos := changed[:0]
 	for i := range n {
@@ -122,7 +123,7 @@ func readBytes(f filter, lo, hi float64) int32 {
 	}
 	size := float64(c.EncodedSize())
 	if !(lo >= 0 && lo <= hi && hi <= size) || hi-lo > float64(len(scratch)) {
-		return fail(errArg, "edgebloom: the range must lie inside the encoding and fit the scratch buffer")
+		return fail(abi.ErrArg, "edgebloom: the range must lie inside the encoding and fit the scratch buffer")
 	}
 	a, b := uint64(lo), uint64(hi)
 	c.ReadAt(scratch[:b-a], int64(a))
@@ -137,7 +138,7 @@ func writePayload(f filter, n uint32, off float64) int32 {
 		return st
 	}
 	if uint64(n) > uint64(len(scratch)) || !(off >= 0 && off <= float64(c.PayloadSize())) {
-		return fail(errArg, "edgebloom: the bytes must lie inside the payload")
+		return fail(abi.ErrArg, "edgebloom: the bytes must lie inside the payload")
 	}
 	if _, err := c.WritePayloadAt(scratch[:n], int64(off)); err != nil {
 		return failErr(err)

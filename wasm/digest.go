@@ -2,9 +2,12 @@
 
 package main
 
-import "github.com/edgebloom/edgebloom/bloom"
+import (
+	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
+)
 
-// digest is the key being hashed in pieces (opDigest*), of filter digestOf.
+// digest is the key being hashed in pieces (abi.OpDigest), of filter digestOf.
 var (
 	digest   *bloom.Digest
 	digestOf filter
@@ -19,11 +22,11 @@ func digestOp(f filter, step, a, b int32) int32 {
 		digest, digestOf = bloom.NewDigest(f.Seed()), f
 		return 0
 	case digest == nil || digestOf != f:
-		return fail(errArg, "edgebloom: no key is being hashed for this filter")
+		return fail(abi.ErrArg, "edgebloom: no key is being hashed for this filter")
 	case step == 1:
 		k, ok := span(a, b)
 		if !ok {
-			return fail(errArg, "edgebloom: key outside the scratch buffer")
+			return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 		}
 		digest.Write(k)
 		return 0

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 )
 
 // The hot exports, key and keys. Neither defers a recover: both check every
@@ -78,7 +79,7 @@ func key(add, h, off, n int32) int32 {
 // all with one encodeInto: a 4-byte sequence is two units, any shorter one a
 // unit (a lone surrogate arrives as U+FFFD, three bytes, one unit); they are
 // turned into byte lengths, in place, before any key is added. It returns
-// count, or a negative status. On errSplit, nothing has changed: a key ends
+// count, or a negative status. On abi.ErrSplit, nothing has changed: a key ends
 // inside a 4-byte sequence (its lone high surrogate and the next key's lone
 // low surrogate were joined into one code point), and the caller retries
 // the batch key by key.
@@ -91,9 +92,9 @@ func keys(add, h, count, lens, text, end, out, utf16 int32) int32 {
 // badKey is the status of a hot call whose filter or key is not valid.
 func badKey(f filter) int32 {
 	if f == nil {
-		return fail(errHandle, "edgebloom: the filter was freed")
+		return fail(abi.ErrFreed, "edgebloom: the filter was freed")
 	}
-	return fail(errArg, "edgebloom: key outside the scratch buffer")
+	return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 }
 
 func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) int32 {
@@ -103,7 +104,7 @@ func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) in
 	}
 	n := uint64(len(scratch))
 	if uint64(lens)+4*uint64(count) > n || uint64(out)+uint64(count) > n || keys > end || uint64(end) > n {
-		return fail(errArg, "edgebloom: batch outside the scratch buffer")
+		return fail(abi.ErrArg, "edgebloom: batch outside the scratch buffer")
 	}
 	// From here every index is below len(scratch): the loops read through
 	// a pointer, without Go's bounds checks.
@@ -115,9 +116,9 @@ func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) in
 			next := utf8End(base, off, end, l)
 			if next > end {
 				if next == splitEnd {
-					return fail(errSplit, "edgebloom: a key ends inside a UTF-8 sequence")
+					return fail(abi.ErrSplit, "edgebloom: a key ends inside a UTF-8 sequence")
 				}
-				return fail(errArg, "edgebloom: key outside the scratch buffer")
+				return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 			}
 			ls[i] = next - off
 			off = next
@@ -128,7 +129,7 @@ func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) in
 		total += uint64(l)
 	}
 	if total > uint64(end-keys) {
-		return fail(errArg, "edgebloom: key outside the scratch buffer")
+		return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 	}
 	text := scratch[keys:end]
 	res := scratch[out : out+count]

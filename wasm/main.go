@@ -15,7 +15,7 @@
 // else goes through eb, one export with an operation code (each export costs
 // a few kB of wasm), which can allocate and decode, and so recovers from
 // panics. All return a status, negative on error with the message kept for
-// opErrorPtr/opErrorLen. Should the Go program exit anyway, the JS side
+// abi.OpErrorPtr/abi.OpErrorLen. Should the Go program exit anyway, the JS side
 // notices (go.exited) and refuses every later call.
 package main
 
@@ -26,32 +26,7 @@ import (
 	"unsafe"
 
 	"github.com/edgebloom/edgebloom/bloom"
-)
-
-// Status codes returned by the exports. The JS side maps them to errors.
-const (
-	errArg          = -1 // an argument is out of range (RangeError)
-	errHandle       = -2 // no live filter has this handle
-	errIncompatible = -3
-	errNotFilter    = -4
-	errVersion      = -5
-	errKind         = -6
-	errCorrupt      = -7
-	errChecksum     = -8
-	errTooLarge     = -9
-	errTruncated    = -10
-	errInternal     = -11
-	errUnsupported  = -12 // the operation does not apply to this kind
-	errSplit        = -13 // a batch's text splits a UTF-8 sequence between keys (the caller retries key by key)
-)
-
-// Kinds, as in the format: passed to opNew, returned by opInspect.
-const (
-	kindClassic  = 1
-	kindCounting = 2
-	kindScalable = 3
-	kindWindow   = 4
-	kindBlocked  = 5
+	"github.com/edgebloom/edgebloom/internal/abi"
 )
 
 // maxBits bounds every filter made or loaded here: 2^32 bits is a 512 MiB
@@ -83,7 +58,7 @@ var (
 	unused  []int32
 
 	scratch []byte // keys in, results out; grows, never shrinks
-	output  []byte // the last encoding, until opOutputRelease
+	output  []byte // the last encoding, until abi.OpOutputRelease
 	errMsg  []byte // the message of the last error
 )
 
@@ -104,7 +79,7 @@ func fail(code int32, msg string) int32 {
 
 func failErr(err error) int32 {
 	if _, ok := err.(*bloom.ArgError); ok {
-		return fail(errArg, err.Error())
+		return fail(abi.ErrArg, err.Error())
 	}
 	// errors.Is and errors.As would link reflection, about 100 kB of wasm;
 	// the bloom errors wrap at most once, so Unwrap is enough.
@@ -112,29 +87,29 @@ func failErr(err error) int32 {
 	if u := errors.Unwrap(err); u != nil {
 		base = u
 	}
-	code := int32(errInternal)
+	code := int32(abi.ErrInternal)
 	switch base {
 	case bloom.ErrIncompatible:
-		code = errIncompatible
+		code = abi.ErrIncompatible
 	case bloom.ErrNotFilter:
-		code = errNotFilter
+		code = abi.ErrNotFilter
 	case bloom.ErrVersion:
-		code = errVersion
+		code = abi.ErrVersion
 	case bloom.ErrKind:
-		code = errKind
+		code = abi.ErrKind
 	case bloom.ErrCorrupt:
-		code = errCorrupt
+		code = abi.ErrCorrupt
 	case bloom.ErrChecksum:
-		code = errChecksum
+		code = abi.ErrChecksum
 	case bloom.ErrTooLarge:
-		code = errTooLarge
+		code = abi.ErrTooLarge
 	case io.ErrUnexpectedEOF:
-		return fail(errTruncated, "bloom: truncated filter")
+		return fail(abi.ErrTruncated, "bloom: truncated filter")
 	}
 	return fail(code, err.Error())
 }
 
-// guard turns a panic into errInternal. Every export defers it.
+// guard turns a panic into abi.ErrInternal. Every export defers it.
 func guard(status *int32) {
 	if r := recover(); r != nil {
 		msg := "internal error"
@@ -143,7 +118,7 @@ func guard(status *int32) {
 		} else if s, ok := r.(string); ok {
 			msg += ": " + s
 		}
-		*status = fail(errInternal, msg)
+		*status = fail(abi.ErrInternal, msg)
 	}
 }
 
@@ -182,100 +157,65 @@ func b2i(b bool) int32 {
 	return 0
 }
 
-// Operation codes of eb. Arguments are named after the parameters of eb.
-const (
-	opScratch       = 0  // make scratch at least a bytes; returns its address
-	opErrorPtr      = 1  // address of the last error message
-	opErrorLen      = 2  // length of the last error message
-	opNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y (blocked: blocks x) when b is 1, blocked by ParquetBlocks(x, y) when b is 2; generations c (window); returns a handle
-	opFree          = 4  // free filter h
-	opRemove        = 7  // remove key scratch[a:a+b] from a counting filter
-	opPositions     = 10 // positions of key scratch[a:a+b] as float64 at c; returns k
-	opStats         = 11 // write the stats of h as float64 at a (see stat*)
-	opUnion         = 12 // union filter a into h
-	opIntersect     = 13 // intersect h with filter a
-	opEqual         = 14 // 1 when h and a have equal parameters and contents
-	opClear         = 15 // clear h
-	opEncode        = 16 // encode h into the output buffer; returns its length
-	opOutputPtr     = 17 // address of the output buffer
-	opOutputRelease = 18 // drop the output buffer
-	opInspect       = 19 // check the header at scratch[0:64] for an input of a bytes and bound x; returns the kind
-	opDecode        = 20 // decode scratch[0:a] bounded by x; returns a handle
-	opLive          = 21 // number of live filters
-	opRotate        = 22 // rotate window h
-	opCrash         = 23 // exit the Go program as a panic outside recover would (tests use it)
-	opFromParquet   = 24 // a blocked filter from the Parquet bitset scratch[0:a] bounded by x; returns a handle
-	opParams        = 25 // write the constant-time stats of h as float64 at a, the others 0
-	opAddChanges    = 26 // add a keys (lengths at b, text scratch[c:d]) to classic h; positions set to the output buffer
-	opApplyChanges  = 27 // set the b positions (uint32) at scratch[a:] in classic h, and its count to x
-	opReadBytes     = 28 // copy bytes [x, y) of classic h's encoding to scratch[0:]
-	opWritePayload  = 29 // write scratch[0:a] to classic h's payload from byte x
-	opDigest        = 41 // hash a key of h in pieces: start (a 0), scratch[b:b+c] (a 1), end (a 2: add when b is 1, test when 0)
-)
+// abiVersion is the version of the boundary this engine serves (see package
+// abi); init() refuses an engine of another version.
+//
+//go:wasmexport abi
+func abiVersion() int32 { return abi.Version }
 
-// Stats written by opStats, in this order.
-const (
-	statBits = iota
-	statHashes
-	statCount
-	statSetBits
-	statEstimatedCount
-	statFillRatio
-	statEstimatedFPR
-	statCapacity
-	statTargetFPR
-	statOverCapacity
-	statKind
-	statLayers
-	statEncodedSize
-	numStats
-)
-
-// eb performs operation op. See the op constants for what the arguments
-// mean; addresses returned by opScratch, opErrorPtr and opOutputPtr are
-// unsigned and must be read as such. Memory may grow during any call, so the
-// caller re-reads memory.buffer afterwards.
+// eb performs operation op. See the abi.Op constants for what the arguments
+// mean; addresses returned by abi.OpScratch, abi.OpErrorPtr and
+// abi.OpOutputPtr are unsigned and must be read as such. Memory may grow
+// during any call, so the caller re-reads memory.buffer afterwards.
 //
 //go:wasmexport eb
-func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
-	if op == opCrash {
+func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
+	if op == abi.OpCrash {
 		// Before the deferred recover: the panic ends the program, which
 		// is how tests make sure the JS side then refuses every call.
 		panic("edgebloom: engine stopped by request")
 	}
 	defer guard(&status)
 	switch op {
-	case opScratch:
+	case abi.OpScratch:
 		if len(scratch) < int(uint32(a)) {
 			scratch = make([]byte, max(int(uint32(a)), 2*len(scratch), 64<<10))
 		}
 		return int32(ptr(scratch))
-	case opErrorPtr:
+	case abi.OpErrorPtr:
 		return int32(ptr(errMsg))
-	case opErrorLen:
+	case abi.OpErrorLen:
 		return int32(len(errMsg))
-	case opNew:
+	case abi.OpNew:
 		return newFilter(a, b == 1, b == 2, c, x, y, d)
-	case opOutputPtr:
+	case abi.OpOutputPtr:
 		return int32(ptr(output))
-	case opOutputRelease:
+	case abi.OpOutputRelease:
 		output = nil
 		return 0
-	case opInspect:
+	case abi.OpInspect:
 		return inspect(uint32(a), x)
-	case opDecode:
+	case abi.OpDecode:
 		return decode(uint32(a), x)
-	case opLive:
+	case abi.OpLive:
 		return int32(len(filters) - len(unused))
-	case opFromParquet:
+	case abi.OpFromParquet:
 		return fromParquet(uint32(a), x)
+	case abi.OpOptimalBlocks:
+		blocks, err := bloom.OptimalBlocks(uint64(x), y)
+		if err != nil {
+			return failErr(err)
+		}
+		return putFloat(float64(blocks))
+	case abi.OpBlockedFPR:
+		return putFloat(bloom.EstimateBlockedFPR(uint64(x), uint64(y)))
 	}
 	f := lookup(h)
 	if f == nil {
-		return fail(errHandle, "edgebloom: the filter was freed")
+		return fail(abi.ErrFreed, "edgebloom: the filter was freed")
 	}
 	switch op {
-	case opFree:
+	case abi.OpFree:
 		filters[h-1] = nil
 		unused = append(unused, h)
 		// Linear memory never shrinks, and Go's collector lets the heap
@@ -287,46 +227,55 @@ func eb(op, h, a, b, c, d, e int32, x, y float64) (status int32) {
 			runtime.GC()
 		}
 		return 0
-	case opRemove:
+	case abi.OpRemove:
 		k, ok := span(a, b)
 		if !ok {
-			return fail(errArg, "edgebloom: key outside the scratch buffer")
+			return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 		}
 		if c, ok := f.(*bloom.CountingFilter); ok {
 			return b2i(c.Remove(k))
 		}
-		return fail(errUnsupported, "edgebloom: remove needs a counting filter")
-	case opPositions:
+		return fail(abi.ErrUnsupported, "edgebloom: remove needs a counting filter")
+	case abi.OpPositions:
 		return positions(f, a, b, uint32(c))
-	case opStats:
+	case abi.OpStats:
 		return stats(f, uint32(a))
-	case opParams:
+	case abi.OpParams:
 		return params(f, uint32(a))
-	case opAddChanges:
+	case abi.OpAddChanges:
 		return addChanges(f, uint32(a), uint32(b), uint32(c), uint32(d))
-	case opApplyChanges:
+	case abi.OpApplyChanges:
 		return applyChanges(f, uint32(a), uint32(b), x)
-	case opReadBytes:
+	case abi.OpReadBytes:
 		return readBytes(f, x, y)
-	case opWritePayload:
+	case abi.OpWritePayload:
 		return writePayload(f, uint32(a), x)
-	case opUnion, opIntersect, opEqual:
+	case abi.OpUnion, abi.OpIntersect, abi.OpEqual:
 		return combine(op, f, a)
-	case opClear:
+	case abi.OpClear:
 		f.Clear()
 		return 0
-	case opEncode:
+	case abi.OpEncode:
 		return encode(f)
-	case opDigest:
+	case abi.OpDigest:
 		return digestOp(f, a, b, c)
-	case opRotate:
+	case abi.OpRotate:
 		if w, ok := f.(*bloom.WindowFilter); ok {
 			w.Rotate()
 			return 0
 		}
-		return fail(errUnsupported, "edgebloom: rotate needs a window filter")
+		return fail(abi.ErrUnsupported, "edgebloom: rotate needs a window filter")
 	}
-	return fail(errArg, "edgebloom: unknown operation")
+	return fail(abi.ErrArg, "edgebloom: unknown operation")
+}
+
+// putFloat writes v at scratch[0:8], where the JS side reads one number.
+func putFloat(v float64) int32 {
+	if len(scratch) < 8 {
+		return fail(abi.ErrArg, "edgebloom: no scratch buffer")
+	}
+	*(*float64)(unsafe.Pointer(&scratch[0])) = v
+	return 0
 }
 
 // span returns scratch[off:off+n] after checking the range.
@@ -353,9 +302,9 @@ func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, roo
 	if !explicit {
 		m, _, e := bloom.Optimal(uint64(a), b)
 		switch kind {
-		case kindScalable:
+		case abi.KindScalable:
 			m, _, e = bloom.Optimal(uint64(a), b/2)
-		case kindBlocked:
+		case abi.KindBlocked:
 			m, e = bloom.OptimalBlocks(uint64(a), b)
 			if parquet {
 				m, e = bloom.ParquetBlocks(uint64(a), b)
@@ -366,43 +315,43 @@ func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, roo
 		}
 		size = float64(m)
 	}
-	if kind == kindBlocked { // sized in blocks
+	if kind == abi.KindBlocked { // sized in blocks
 		size *= bloom.BlockBits
 	}
-	if kind == kindCounting {
+	if kind == abi.KindCounting {
 		size *= 4
 	}
-	if kind == kindWindow {
+	if kind == abi.KindWindow {
 		size *= float64(gens)
 	}
 	if size > maxBits {
-		return fail(errArg, "edgebloom: the filter would need more than 2^32 bits (512 MiB), the limit in WebAssembly")
+		return fail(abi.ErrArg, "edgebloom: the filter would need more than 2^32 bits (512 MiB), the limit in WebAssembly")
 	}
 	if size/8 > 1024*float64(room) {
-		return fail(errTooLarge, "edgebloom: the filter does not fit the engine's memory budget (init's memoryLimit)")
+		return fail(abi.ErrTooLarge, "edgebloom: the filter does not fit the engine's memory budget (init's memoryLimit)")
 	}
 	hashes := uint32(min(max(b, 0), 1<<16))
 	switch {
-	case kind == kindScalable:
+	case kind == abi.KindScalable:
 		f, err = bloom.NewScalable(uint64(a), b)
-	case kind == kindWindow:
+	case kind == abi.KindWindow:
 		f, err = bloom.NewWindow(uint64(a), b, int(gens))
-	case kind == kindClassic && explicit:
+	case kind == abi.KindClassic && explicit:
 		f, err = bloom.NewWithSize(uint64(a), hashes)
-	case kind == kindClassic:
+	case kind == abi.KindClassic:
 		f, err = bloom.New(uint64(a), b)
-	case kind == kindCounting && explicit:
+	case kind == abi.KindCounting && explicit:
 		f, err = bloom.NewCountingWithSize(uint64(a), hashes)
-	case kind == kindCounting:
+	case kind == abi.KindCounting:
 		f, err = bloom.NewCounting(uint64(a), b)
-	case kind == kindBlocked && explicit:
+	case kind == abi.KindBlocked && explicit:
 		f, err = bloom.NewBlockedWithSize(uint64(a))
-	case kind == kindBlocked && parquet:
+	case kind == abi.KindBlocked && parquet:
 		f, err = bloom.NewBlockedForParquet(uint64(a), b)
-	case kind == kindBlocked:
+	case kind == abi.KindBlocked:
 		f, err = bloom.NewBlocked(uint64(a), b)
 	default:
-		return fail(errArg, "edgebloom: unknown filter kind")
+		return fail(abi.ErrArg, "edgebloom: unknown filter kind")
 	}
 	if err != nil {
 		return failErr(err)
@@ -421,10 +370,10 @@ func positions(f filter, off, n int32, out uint32) int32 {
 	case *bloom.BlockedFilter:
 		pos = f.Locations(k)
 	default:
-		return fail(errUnsupported, "edgebloom: positions need a classic, counting or split-block filter")
+		return fail(abi.ErrUnsupported, "edgebloom: positions need a classic, counting or split-block filter")
 	}
 	if !ok || out%8 != 0 || uint64(out)+8*uint64(len(pos)) > uint64(len(scratch)) {
-		return fail(errArg, "edgebloom: positions outside the scratch buffer")
+		return fail(abi.ErrArg, "edgebloom: positions outside the scratch buffer")
 	}
 	dst := unsafe.Slice((*float64)(unsafe.Pointer(&scratch[out])), len(pos))
 	for i, p := range pos {
@@ -434,25 +383,25 @@ func positions(f filter, off, n int32, out uint32) int32 {
 }
 
 func stats(f filter, out uint32) int32 {
-	if out%8 != 0 || uint64(out)+8*numStats > uint64(len(scratch)) {
-		return fail(errArg, "edgebloom: stats outside the scratch buffer")
+	if out%8 != 0 || uint64(out)+8*abi.NumStats > uint64(len(scratch)) {
+		return fail(abi.ErrArg, "edgebloom: stats outside the scratch buffer")
 	}
 	params(f, out)
-	s := (*[numStats]float64)(unsafe.Pointer(&scratch[out]))
+	s := (*[abi.NumStats]float64)(unsafe.Pointer(&scratch[out]))
 	// One pass over the bits for all of them (each method passes once).
 	st := f.Stats()
-	s[statSetBits] = float64(st.SetBits)
-	s[statEstimatedCount] = st.EstimatedCount
-	s[statFillRatio] = st.FillRatio
-	s[statEstimatedFPR] = st.EstimatedFPR
-	s[statOverCapacity] = float64(b2i(st.OverCapacity))
-	return numStats
+	s[abi.StatSetBits] = float64(st.SetBits)
+	s[abi.StatEstimatedCount] = st.EstimatedCount
+	s[abi.StatFillRatio] = st.FillRatio
+	s[abi.StatEstimatedFPR] = st.EstimatedFPR
+	s[abi.StatOverCapacity] = float64(b2i(st.OverCapacity))
+	return abi.NumStats
 }
 
 func combine(op int32, f filter, other int32) int32 {
 	g := lookup(other)
 	if g == nil {
-		return fail(errHandle, "edgebloom: the other filter was freed")
+		return fail(abi.ErrFreed, "edgebloom: the other filter was freed")
 	}
 	// The classic and split-block cases are spelled out twice: one generic
 	// function for both made the wasm 1.5 kB larger.
@@ -464,9 +413,9 @@ func combine(op int32, f filter, other int32) int32 {
 		}
 		var err error
 		switch op {
-		case opUnion:
+		case abi.OpUnion:
 			err = x.Union(y)
-		case opIntersect:
+		case abi.OpIntersect:
 			err = x.Intersect(y)
 		default:
 			return b2i(x.Equal(y))
@@ -482,9 +431,9 @@ func combine(op int32, f filter, other int32) int32 {
 		}
 		var err error
 		switch op {
-		case opUnion:
+		case abi.OpUnion:
 			err = x.Union(y)
-		case opIntersect:
+		case abi.OpIntersect:
 			err = x.Intersect(y)
 		default:
 			return b2i(x.Equal(y))
@@ -494,14 +443,14 @@ func combine(op int32, f filter, other int32) int32 {
 		}
 		return 0
 	case *bloom.CountingFilter:
-		if y, ok := g.(*bloom.CountingFilter); ok && op == opEqual {
+		if y, ok := g.(*bloom.CountingFilter); ok && op == abi.OpEqual {
 			return b2i(x.Equal(y))
 		}
 	}
-	if op == opEqual {
+	if op == abi.OpEqual {
 		return 0
 	}
-	return fail(errIncompatible, "bloom: incompatible filters: union and intersect need two classic or two split-block filters")
+	return fail(abi.ErrIncompatible, "bloom: incompatible filters: union and intersect need two classic or two split-block filters")
 }
 
 // sliceWriter appends to a byte slice, like bytes.Buffer without the rest
@@ -527,16 +476,16 @@ func encode(f filter) int32 {
 // kind.
 func inspect(n uint32, bound float64) int32 {
 	if n < bloom.HeaderSize || len(scratch) < bloom.HeaderSize {
-		return fail(errTruncated, "bloom: truncated filter")
+		return fail(abi.ErrTruncated, "bloom: truncated filter")
 	}
 	info, err := bloom.Inspect(scratch[:bloom.HeaderSize], uint64(min(bound, maxBits)))
 	switch {
 	case err != nil:
 		return failErr(err)
 	case info.Size > uint64(n):
-		return fail(errTruncated, "bloom: truncated filter")
+		return fail(abi.ErrTruncated, "bloom: truncated filter")
 	case info.Size < uint64(n):
-		return fail(errCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
+		return fail(abi.ErrCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
 	}
 	return int32(scratch[5])
 }
@@ -557,20 +506,20 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 // new handle.
 func decode(n uint32, bound float64) int32 {
 	if uint64(n) > uint64(len(scratch)) || n < bloom.HeaderSize {
-		return fail(errTruncated, "bloom: truncated filter")
+		return fail(abi.ErrTruncated, "bloom: truncated filter")
 	}
 	limit := uint64(min(bound, maxBits))
 	r := &sliceReader{scratch[:n]}
 	var f filter
 	var err error
 	switch scratch[5] {
-	case kindCounting:
+	case abi.KindCounting:
 		f, err = bloom.DecodeCounting(r, limit)
-	case kindScalable:
+	case abi.KindScalable:
 		f, err = bloom.DecodeScalable(r, limit)
-	case kindWindow:
+	case abi.KindWindow:
 		f, err = bloom.DecodeWindow(r, limit)
-	case kindBlocked:
+	case abi.KindBlocked:
 		f, err = bloom.DecodeBlocked(r, limit)
 	default:
 		f, err = bloom.Decode(r, limit)
@@ -580,7 +529,7 @@ func decode(n uint32, bound float64) int32 {
 	case err != nil:
 		return failErr(err)
 	case len(r.b) != 0:
-		return fail(errCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
+		return fail(abi.ErrCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
 	}
 	return register(f)
 }
@@ -601,9 +550,9 @@ func shrinkScratch() {
 func fromParquet(n uint32, bound float64) int32 {
 	switch {
 	case uint64(n) > uint64(len(scratch)):
-		return fail(errArg, "edgebloom: bitset outside the scratch buffer")
+		return fail(abi.ErrArg, "edgebloom: bitset outside the scratch buffer")
 	case 8*uint64(n) > uint64(min(bound, maxBits)):
-		return fail(errTooLarge, "bloom: filter exceeds the size bound")
+		return fail(abi.ErrTooLarge, "bloom: filter exceeds the size bound")
 	}
 	f, err := bloom.BlockedFromParquet(scratch[:n])
 	shrinkScratch()

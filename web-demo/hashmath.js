@@ -86,7 +86,9 @@ export function showHashMath(key, positions) {
   const { kind, m, k } = state;
   if (key === null || !['classic', 'counting', 'blocked'].includes(kind)) return;
   const bytes = typeof key === 'string' ? new TextEncoder().encode(key) : key;
-  const filterBytes = state.filter.toBytes();
+  const f = state.filter;
+  // The header holds the seed; a classic filter reads it without encoding.
+  const filterBytes = f.readBytes ? f.readBytes(0, HEADER) : f.toBytes();
   if (filterBytes.length < HEADER) return;
   const shown = bytes.length > 24 ? `${[...bytes.subarray(0, 24)].map((b) => b.toString(16).padStart(2, '0')).join(' ')} …` : [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' ');
   const parts = [el('h3', { text: `How "${key}" became ${kind === 'blocked' ? 'its 8 bits' : `its ${k} positions`}` })];

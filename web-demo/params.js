@@ -1,7 +1,7 @@
 // The parameters: reading and checking the form, the filter's size from
 // n and p (or m and k as given), and how the page shows that arithmetic.
-import { BlockedBloomFilter, optimal, estimateFPR } from '/js/index.js';
-import { $, BLOCK, MAX_BITS, state } from './state.js';
+import { optimal, optimalBlocks, estimateFPR, estimateBlockedFPR } from '/js/index.js';
+import { $, BLOCK, state } from './state.js';
 import { el, fmtBytes, fmtInt, fmtRate, fmtSI, setError } from './format.js';
 
 function parseCount(text) {
@@ -40,42 +40,11 @@ export function updateFields() {
   for (const e of document.querySelectorAll('.blocked-only')) e.hidden = kind !== 'blocked';
 }
 
-// blockedBits returns m of the split-block filter Go sizes for n keys at
-// rate p, by making one: the page does not repeat Go's sizing rule. Above
-// what the page makes it returns the classic m, which is smaller, so the
-// caller refuses it all the same.
-function blockedBits(n, p) {
-  const classic = optimal(n, p).bits;
-  if (classic > MAX_BITS) return classic;
-  const probe = new BlockedBloomFilter({ capacity: n, errorRate: p });
-  const m = probe.bits;
-  probe.free();
-  return m;
-}
-
-// blockedFPR is the expected false-positive rate of a split-block filter of
-// `blocks` blocks after n keys (docs/format.md): a block holds a Poisson
-// number j of keys, and a key never added finds its bit set in all 8 words
-// of its block with probability (1 - (31/32)^j)^8. Crowded blocks answer
-// wrongly more often than empty ones save, which is why this is above the
-// classic (1 - e^(-kn/m))^k for the same m.
-function blockedFPR(blocks, n) {
-  const lambda = n / blocks;
-  if (!(lambda > 0)) return 0;
-  let sum = 0;
-  let logFact = 0;
-  for (let j = 0; j <= lambda + 12 * Math.sqrt(lambda) + 40; j++) {
-    if (j > 1) logFact += Math.log(j);
-    const pmf = Math.exp(j * Math.log(lambda) - lambda - logFact);
-    sum += pmf * (1 - (31 / 32) ** j) ** 8;
-  }
-  return Math.min(sum, 1);
-}
-
 // theoryFPR is the expected false-positive rate after n keys of a filter of
-// the given kind.
+// the given kind: Go's, through the module, for split-block filters (keys
+// crowd some blocks more than others), whose count is a whole number.
 export function theoryFPR(kind, m, k, n) {
-  return kind === 'blocked' ? blockedFPR(m / BLOCK, n) : estimateFPR(m, k, n);
+  return kind === 'blocked' ? estimateBlockedFPR(m / BLOCK, Math.round(n)) : estimateFPR(m, k, n);
 }
 
 // readParams validates the form and returns { n, m, k, p } or null, with
@@ -102,7 +71,15 @@ export function readParams() {
     setError('k');
     if (!ok) return null;
     ({ bits: m, hashes: k } = optimal(n, p));
-    if (blocked) [m, k] = [blockedBits(n, p), 8];
+    if (blocked) {
+      // Go sizes split-block filters (the module's optimalBlocks).
+      try {
+        [m, k] = [BLOCK * optimalBlocks(n, p), 8];
+      } catch (err) {
+        setError('n', err.message);
+        return null;
+      }
+    }
   } else if (blocked) {
     setError('p');
     setError('k');

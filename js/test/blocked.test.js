@@ -3,7 +3,7 @@
 // vectors.test.js.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, BloomFilter, BlockedBloomFilter, fromBytes, MAX_BITS } from 'edgebloom';
+import { init, BloomFilter, BlockedBloomFilter, fromBytes, optimalBlocks, estimateBlockedFPR, MAX_BITS } from 'edgebloom';
 import { crawlerURLs } from './helpers.js';
 
 before(() => init());
@@ -31,6 +31,28 @@ test('sized as Go sizes it, with the rate on target at capacity', () => {
     assert.ok(Math.abs(g.estimatedCount - n) / n < 0.02, `estimatedCount ${g.estimatedCount}`);
     g.free();
   }
+});
+
+test('optimalBlocks and estimateBlockedFPR size as the engine does, without making a filter', () => {
+  // docs/format.md: 42 081 blocks for 1 000 000 keys at 1 %, 67 356 at 0.1 %.
+  assert.equal(optimalBlocks(1_000_000, 0.01), 42_081);
+  assert.equal(optimalBlocks(1_000_000, 0.001), 67_356);
+  for (const [n, p] of [[1, 0.5], [20, 0.05], [10_000, 0.01], [123_457, 0.0001]]) {
+    const f = new BlockedBloomFilter({ capacity: n, errorRate: p });
+    const b = optimalBlocks(n, p);
+    assert.equal(b, f.blocks, `optimalBlocks(${n}, ${p})`);
+    f.free();
+    // The fewest blocks whose rate at capacity is at most 0.9 p.
+    assert.ok(estimateBlockedFPR(b, n) <= 0.9 * p, `rate of ${b} blocks`);
+    if (b > 1) assert.ok(estimateBlockedFPR(b - 1, n) > 0.9 * p, `rate of ${b - 1} blocks`);
+  }
+  assert.equal(estimateBlockedFPR(100, 0), 0);
+  assert.throws(() => optimalBlocks(0, 0.01), RangeError);
+  assert.throws(() => optimalBlocks(10, 1), RangeError);
+  assert.throws(() => optimalBlocks('10', 0.1), TypeError);
+  assert.throws(() => estimateBlockedFPR(0, 10), RangeError);
+  assert.throws(() => estimateBlockedFPR(10, -1), RangeError);
+  assert.equal(optimalBlocks(1_000_000, 0.01), 42_081, 'the module keeps working');
 });
 
 test('add is test-and-add; batches agree with single calls for any keys', () => {

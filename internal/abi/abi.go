@@ -1,0 +1,101 @@
+// Package abi is the boundary between the npm module's JavaScript (js/) and
+// its engine, edgebloom.wasm (wasm/): the operation codes of the eb export,
+// the statuses every export returns, the filter kinds and the order of the
+// statistics. The engine uses these constants; js/abi.js is generated from
+// this file ("go generate ./internal/abi"), and a test fails when it is
+// stale, so that the two sides cannot drift apart.
+package abi
+
+//go:generate go run ./gen
+
+// Version is the version of this boundary. The engine exports it (the abi
+// export) and init() refuses an engine of another version with
+// ERR_VERSION, so that a stale edgebloom.wasm fails at once instead of
+// answering wrong. Bump it whenever an operation, a status, a kind, a
+// statistic's index, an export's parameters or what any of them mean
+// change.
+const Version = 1
+
+// Kinds of filter, as the binary format numbers them (docs/format.md): passed
+// to OpNew, returned by OpInspect and in StatKind.
+const (
+	KindClassic  = 1
+	KindCounting = 2
+	KindScalable = 3
+	KindWindow   = 4
+	KindBlocked  = 5
+)
+
+// Statuses: every export returns a negative status on error, with the
+// message kept for OpErrorPtr and OpErrorLen. The JS side throws an Error
+// whose code is the status's name in upper snake case (ErrTooLarge is
+// ERR_TOO_LARGE); ErrArg and ErrTooLarge are RangeErrors.
+const (
+	ErrArg          = -1 // an argument is out of range
+	ErrFreed        = -2 // no live filter has this handle
+	ErrIncompatible = -3
+	ErrNotFilter    = -4
+	ErrVersion      = -5
+	ErrKind         = -6
+	ErrCorrupt      = -7
+	ErrChecksum     = -8
+	ErrTooLarge     = -9
+	ErrTruncated    = -10
+	ErrInternal     = -11
+	ErrUnsupported  = -12 // the operation does not apply to this kind
+	ErrSplit        = -13 // a batch's text splits a UTF-8 sequence between keys (the caller retries key by key)
+)
+
+// Operation codes of the eb export, eb(op, h, a, b, c, d, x, y): h is a
+// filter's handle, a to d are int32 and x, y float64. Addresses are offsets
+// in linear memory, read as unsigned.
+const (
+	OpScratch       = 0  // make scratch at least a bytes; returns its address
+	OpErrorPtr      = 1  // address of the last error message
+	OpErrorLen      = 2  // length of the last error message
+	OpNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y (blocked: blocks x) when b is 1, blocked by ParquetBlocks(x, y) when b is 2; generations c (window); room d KiB; returns a handle
+	OpFree          = 4  // free filter h
+	OpRemove        = 7  // remove key scratch[a:a+b] from a counting filter
+	OpPositions     = 10 // positions of key scratch[a:a+b] as float64 at c; returns k
+	OpStats         = 11 // write the stats of h as float64 at a (see Stat*)
+	OpUnion         = 12 // union filter a into h
+	OpIntersect     = 13 // intersect h with filter a
+	OpEqual         = 14 // 1 when h and a have equal parameters and contents
+	OpClear         = 15 // clear h
+	OpEncode        = 16 // encode h into the output buffer; returns its length
+	OpOutputPtr     = 17 // address of the output buffer
+	OpOutputRelease = 18 // drop the output buffer
+	OpInspect       = 19 // check the header at scratch[0:64] for an input of a bytes and bound x; returns the kind
+	OpDecode        = 20 // decode scratch[0:a] bounded by x; returns a handle
+	OpLive          = 21 // number of live filters
+	OpRotate        = 22 // rotate window h
+	OpCrash         = 23 // exit the Go program as a panic outside recover would (tests use it)
+	OpFromParquet   = 24 // a blocked filter from the Parquet bitset scratch[0:a] bounded by x; returns a handle
+	OpParams        = 25 // write the constant-time stats of h as float64 at a, the others 0
+	OpAddChanges    = 26 // add a keys (lengths at b, text scratch[c:d]) to classic h; positions set to the output buffer
+	OpApplyChanges  = 27 // set the b positions (uint32) at scratch[a:] in classic h, and its count to x
+	OpReadBytes     = 28 // copy bytes [x, y) of classic h's encoding to scratch[0:]
+	OpWritePayload  = 29 // write scratch[0:a] to classic h's payload from byte x
+	OpDigest        = 41 // hash a key of h in pieces: start (a 0), scratch[b:b+c] (a 1), end (a 2: add when b is 1, test when 0)
+	OpOptimalBlocks = 42 // the blocks of a split-block filter for capacity x at rate y (bloom.OptimalBlocks), as float64 at scratch[0:8]
+	OpBlockedFPR    = 43 // the expected rate of a split-block filter of x blocks after y keys (bloom.EstimateBlockedFPR), as float64 at scratch[0:8]
+)
+
+// Statistics written by OpStats (all) and OpParams (those that take
+// constant time, the others 0), as float64 in this order.
+const (
+	StatBits = iota
+	StatHashes
+	StatCount
+	StatSetBits
+	StatEstimatedCount
+	StatFillRatio
+	StatEstimatedFPR
+	StatCapacity
+	StatTargetFPR
+	StatOverCapacity
+	StatKind
+	StatLayers
+	StatEncodedSize
+	NumStats
+)
