@@ -3,8 +3,21 @@
 # runtime.mjs, wasm_exec.js) and the Go front as build/app.wasm. wrangler
 # runs it as its build command; it also makes 'edgebloom' resolvable by name
 # (node_modules/edgebloom -> ..) and builds the npm module's wasm if missing.
+#
+# Several wrangler processes may run it at once (the tests run "wrangler
+# dev" beside "wrangler deploy --dry-run"), and a running "wrangler dev"
+# reloads the Worker when a file it bundled changes. So builds take turns
+# (flock, where there is one), each builds into a directory of its own, and
+# a file of build/ is replaced, by a rename, only when its content changed:
+# a rebuild of the same sources touches nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
+
+mkdir -p build
+if command -v flock >/dev/null 2>&1; then
+	exec 9>>build/.lock
+	flock 9
+fi
 
 if [ ! -e node_modules/edgebloom/package.json ]; then
 	npm install --no-audit --no-fund --ignore-scripts >&2
@@ -12,8 +25,18 @@ fi
 if [ ! -f ../js/edgebloom.wasm ] || [ ! -f ../js/wasm_exec.js ]; then
 	(cd .. && bash build.sh build) >&2
 fi
-go run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o build
-GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o build/app.wasm .
+tmp=$(mktemp -d build/.tmp.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+go run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o "$tmp"
+# syumai/workers' copy of Go's glue hands Go the host's clock as it is,
+# which in workerd reads 0 inside FinalizationRegistry callbacks: the Go
+# front gets the engine's clock instead (see clock_patched in ../build.sh).
+bash ../build.sh clock-patch "$PWD/$tmp/wasm_exec.js"
+GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o "$tmp/app.wasm" .
+for f in "$tmp"/*; do
+	name=$(basename "$f")
+	cmp -s "$f" "build/$name" || mv -f "$f" "build/$name"
+done
 raw=$(wc -c <build/app.wasm)
 gz=$(gzip -9c build/app.wasm | wc -c)
 echo "worker/build/app.wasm: $raw bytes, $gz gzipped" >&2

@@ -3,17 +3,23 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"math"
 	"net/http"
+	"reflect"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/snapshot"
@@ -55,12 +61,49 @@ type apiError struct {
 	Code    string
 	Message string
 	Index   *int // the key the error is about, when there is one
+	// Detail is for the log only: what failed inside (a Go or JS error's
+	// text), which the answer never carries.
+	Detail string
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
 
 func errorf(status int, code, format string, args ...any) *apiError {
 	return &apiError{Status: status, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// internalError is a 5xx whose message is safe to send and whose detail
+// goes to the log.
+func internalError(status int, code, message string, detail error) *apiError {
+	e := &apiError{Status: status, Code: code, Message: message}
+	if detail != nil {
+		e.Detail = detail.Error()
+	}
+	return e
+}
+
+// requestIDKey is the context key of the request id.
+type requestIDKey struct{}
+
+// requestIDHeader carries the request id to the shards, whose log lines
+// then carry it too.
+const requestIDHeader = "X-Edgebloom-Request-Id"
+
+// newRequestID returns the id under which a request's errors are logged:
+// Cloudflare's Cf-Ray when there is one (so it also finds the request in
+// Cloudflare's logs), otherwise 16 random hex digits.
+func newRequestID(r *http.Request) string {
+	if ray := r.Header.Get("Cf-Ray"); ray != "" && len(ray) <= 64 {
+		return ray
+	}
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+func requestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -75,10 +118,14 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Write(append(b, '\n'))
 }
 
-func writeError(w http.ResponseWriter, err error) {
+// writeError answers with err. A server error (5xx) carries its code, a
+// message and the request id, never the detail of what failed inside (a Go
+// error's text can name types, a JS one files of the bundle): that goes to
+// the log, under the request id.
+func writeError(w http.ResponseWriter, id string, err error) {
 	var ae *apiError
 	if !errors.As(err, &ae) {
-		ae = errorf(http.StatusInternalServerError, "internal", "%v", err)
+		ae = internalError(http.StatusInternalServerError, "internal", "the service failed to serve the request", err)
 	}
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="edgebloom"`)
@@ -87,12 +134,33 @@ func writeError(w http.ResponseWriter, err error) {
 	if ae.Index != nil {
 		body["index"] = *ae.Index
 	}
+	if ae.Status >= 500 {
+		if id != "" {
+			body["requestId"] = id
+		}
+		detail := ""
+		if ae.Detail != "" {
+			detail = "; detail: " + ae.Detail
+		}
+		log.Printf("edgebloom: request %s: %d %s: %s%s", id, ae.Status, ae.Code, ae.Message, detail)
+	}
 	writeJSON(w, ae.Status, map[string]any{"error": body})
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := newRequestID(r)
+	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
+	defer func() {
+		// A panic would end the Go program: the client would get workerd's
+		// error page (with a stack trace in local development) and the
+		// request id nothing. Answer 500 and log it instead.
+		if v := recover(); v != nil {
+			writeError(w, id, internalError(http.StatusInternalServerError, "internal", "the service failed to serve the request",
+				fmt.Errorf("panic: %v\n%s", v, debug.Stack())))
+		}
+	}()
 	if err := s.serve(w, r); err != nil {
-		writeError(w, err)
+		writeError(w, id, err)
 	}
 }
 
@@ -136,13 +204,25 @@ func (s *Server) authenticate(r *http.Request) error {
 	if token == "" {
 		return errorf(http.StatusInternalServerError, "not_configured", "the service has no EDGEBLOOM_TOKEN set")
 	}
-	got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	got, ok := bearerToken(r.Header.Get("Authorization"))
 	// Comparing digests keeps the time independent of the token's length too.
 	gotSum, wantSum := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(token))
 	if !ok || subtle.ConstantTimeCompare(gotSum[:], wantSum[:]) != 1 {
 		return errorf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <EDGEBLOOM_TOKEN>")
 	}
 	return nil
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. Auth schemes are case-insensitive (RFC 9110 §11.1: "bearer x" is
+// Bearer too), and one or more spaces separate the scheme from the token.
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimLeft(h, " "), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimLeft(token, " ")
+	return token, token != ""
 }
 
 // splitPath splits /v1/filters/{name}[/{action}].
@@ -171,8 +251,17 @@ func checkName(name string) error {
 	return nil
 }
 
-// readJSON reads a body of at most maxBodyBytes and decodes it strictly.
-func readJSON(r *http.Request, v any) error {
+// The bodies the API takes, as its errors name them.
+const (
+	createShape = `{"capacity": integer, "errorRate": number, "shards": integer, "canonicalize": boolean}`
+	keysShape   = `{"keys": [string, ...]}`
+)
+
+// readJSON reads a body of at most maxBodyBytes and decodes it strictly
+// into v, a pointer to a struct: the body must be the JSON object shape
+// describes. Its bytes are made valid UTF-8 first (validUTF8), so every key
+// is hashed as the text a JS runtime decodes from the same bytes.
+func readJSON(r *http.Request, v any, shape string) error {
 	if r.ContentLength > maxBodyBytes {
 		return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is %d bytes; the limit is %d", r.ContentLength, maxBodyBytes)
 	}
@@ -181,17 +270,165 @@ func readJSON(r *http.Request, v any) error {
 	if errors.As(err, &tooLarge) {
 		return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is over the limit of %d bytes", maxBodyBytes)
 	} else if err != nil {
-		return errorf(http.StatusBadRequest, "invalid_json", "reading the body: %v", err)
+		return internalError(http.StatusBadRequest, "invalid_json", "the body could not be read", err)
+	}
+	body = validUTF8(body)
+	// null decodes into a struct without an error, and an array or a
+	// string fails with a message naming Go types: check the shape first.
+	if first := bytes.TrimLeft(body, " \t\r\n"); len(first) == 0 || first[0] != '{' {
+		return errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object %s; got %s", shape, jsonKind(first))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return errorf(http.StatusBadRequest, "invalid_json", "%v", err)
+		return jsonError(err, shape)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return errorf(http.StatusBadRequest, "invalid_json", "data after the JSON value")
+		return errorf(http.StatusBadRequest, "invalid_json", "data after the JSON object; the body must be %s", shape)
 	}
 	return nil
+}
+
+// jsonKind names the JSON value that b starts with.
+func jsonKind(b []byte) string {
+	if len(b) == 0 {
+		return "an empty body"
+	}
+	switch c := b[0]; {
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 'n':
+		return "null"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return "no JSON value"
+}
+
+// jsonError turns an error of encoding/json into a 400 that speaks of JSON
+// and the expected shape, never of Go types.
+func jsonError(err error, shape string) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return errorf(http.StatusBadRequest, "invalid_json", "the body is not valid JSON: %s (at byte %d); the body must be %s", syntax.Error(), syntax.Offset, shape)
+	case errors.As(err, &typ):
+		field := "the body"
+		if typ.Field != "" {
+			field = strconv.Quote(typ.Field)
+		}
+		return errorf(http.StatusBadRequest, "invalid_json", "%s holds %s where %s belongs; the body must be %s",
+			field, article(typ.Value), jsonTypeOf(typ.Type), shape)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return errorf(http.StatusBadRequest, "invalid_json", "the body ends inside its JSON value; the body must be %s", shape)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return errorf(http.StatusBadRequest, "invalid_json", "%s; the body must be %s", strings.TrimPrefix(err.Error(), "json: "), shape)
+	}
+	return internalError(http.StatusBadRequest, "invalid_json", "the body is not the JSON object "+shape, err)
+}
+
+// article names a JSON value kind as encoding/json reports it ("array",
+// "number", "number 1.5", ...).
+func article(v string) string {
+	switch {
+	case strings.HasPrefix(v, "array"), strings.HasPrefix(v, "object"):
+		return "an " + v
+	case v == "null":
+		return v
+	}
+	return "a " + v
+}
+
+// jsonTypeOf names the JSON kind that decodes into a Go type.
+func jsonTypeOf(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a value"
+}
+
+// validUTF8 returns b with every ill-formed UTF-8 sequence replaced by
+// U+FFFD the way the WHATWG Encoding Standard's decoder (TextDecoder, and
+// so every JS runtime reading the same bytes) replaces it: one U+FFFD for
+// each maximal subpart of an ill-formed sequence (Unicode 16, §3.9.6), so
+// "e\xE2\x82z" becomes "e\uFFFDz" and "\xED\xA0\x80" (a surrogate
+// encoded as UTF-8) three U+FFFD. encoding/json alone would replace byte
+// by byte, which differs from JS for a truncated sequence. A JSON escape of
+// a lone surrogate ("\ud800") becomes U+FFFD in encoding/json, as in
+// TextEncoder. b itself is returned when it is valid.
+func validUTF8(b []byte) []byte {
+	if utf8.Valid(b) {
+		return b
+	}
+	out := make([]byte, 0, len(b)+len(b)/2)
+	for i := 0; i < len(b); {
+		if b[i] < utf8.RuneSelf {
+			out = append(out, b[i])
+			i++
+			continue
+		}
+		if r, size := utf8.DecodeRune(b[i:]); r != utf8.RuneError || size > 1 {
+			out = append(out, b[i:i+size]...)
+			i += size
+			continue
+		}
+		out = utf8.AppendRune(out, utf8.RuneError)
+		i += illFormedLen(b[i:])
+	}
+	return out
+}
+
+// illFormedLen returns the length of the maximal subpart of the ill-formed
+// sequence that b starts with: its lead byte and the continuation bytes
+// that could still have completed it (Unicode 16, Table 3-7).
+func illFormedLen(b []byte) int {
+	lo, hi := byte(0x80), byte(0xBF)
+	need := 0
+	switch c := b[0]; {
+	case c >= 0xC2 && c <= 0xDF:
+		need = 1
+	case c == 0xE0:
+		need, lo = 2, 0xA0
+	case c == 0xED:
+		need, hi = 2, 0x9F
+	case c >= 0xE1 && c <= 0xEF:
+		need = 2
+	case c == 0xF0:
+		need, lo = 3, 0x90
+	case c == 0xF4:
+		need, hi = 3, 0x8F
+	case c >= 0xF1 && c <= 0xF3:
+		need = 3
+	}
+	n := 1
+	for n <= need && n < len(b) && b[n] >= lo && b[n] <= hi {
+		n++
+		lo, hi = 0x80, 0xBF
+	}
+	return n
 }
 
 // shardCapacity is the capacity of each shard: the filter's, split evenly.
@@ -212,7 +449,7 @@ func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Requ
 		Shards       *float64 `json:"shards"`
 		Canonicalize bool     `json:"canonicalize"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := readJSON(r, &req, createShape); err != nil {
 		return err
 	}
 	p, err := validParams(req.Capacity, req.ErrorRate, req.Shards)
@@ -278,9 +515,12 @@ func (s *Server) call(ctx context.Context, object, method, path string, header h
 	if body != nil {
 		header.Set("Content-Type", "application/json")
 	}
+	if id := requestID(ctx); id != "" {
+		header.Set(requestIDHeader, id)
+	}
 	res, err := s.Objects.Fetch(ctx, object, method, path, header, body)
 	if err != nil {
-		return nil, errorf(http.StatusBadGateway, "shard_unavailable", "%s: %v", object, err)
+		return nil, internalError(http.StatusBadGateway, "shard_unavailable", "the Durable Object "+object+" could not be reached", err)
 	}
 	return res, nil
 }
@@ -291,7 +531,7 @@ func decodeResponse(res *http.Response, v any) error {
 	defer res.Body.Close()
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
-		return errorf(http.StatusBadGateway, "shard_unavailable", "reading an internal response: %v", err)
+		return internalError(http.StatusBadGateway, "shard_unavailable", "reading an internal response failed", err)
 	}
 	if res.StatusCode >= 300 {
 		return objectError(res.StatusCode, body)
@@ -300,7 +540,7 @@ func decodeResponse(res *http.Response, v any) error {
 		return nil
 	}
 	if err := json.Unmarshal(body, v); err != nil {
-		return errorf(http.StatusBadGateway, "shard_protocol", "an internal response is not the expected JSON: %v", err)
+		return internalError(http.StatusBadGateway, "shard_protocol", "an internal response is not the expected JSON", err)
 	}
 	return nil
 }
@@ -310,7 +550,8 @@ func objectError(status int, body []byte) error {
 		Error *struct{ Code, Message string } `json:"error"`
 	}
 	if json.Unmarshal(body, &e) != nil || e.Error == nil {
-		return errorf(http.StatusBadGateway, "shard_protocol", "an internal request failed with status %d: %.200s", status, body)
+		return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("an internal request failed with status %d", status),
+			fmt.Errorf("%.500s", body))
 	}
 	return errorf(status, e.Error.Code, "%s", e.Error.Message)
 }
@@ -337,6 +578,14 @@ func fanOut(n int, do func(i int) error) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			// A panic here would end the Go program; ServeHTTP's recover
+			// sees only its own goroutine.
+			defer func() {
+				if v := recover(); v != nil {
+					errs[i] = internalError(http.StatusInternalServerError, "internal", "the service failed to serve the request",
+						fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
+				}
+			}()
 			errs[i] = do(i)
 		}()
 	}
@@ -353,12 +602,12 @@ func (s *Server) keys(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	var req struct {
 		Keys *[]string `json:"keys"`
 	}
-	if err := readJSON(r, &req); err != nil {
+	if err := readJSON(r, &req, keysShape); err != nil {
 		return err
 	}
 	switch {
 	case req.Keys == nil:
-		return errorf(http.StatusBadRequest, "invalid_params", `the body must be {"keys": [string, ...]}`)
+		return errorf(http.StatusBadRequest, "invalid_params", "the body must be %s", keysShape)
 	case len(*req.Keys) > maxKeys:
 		return errorf(http.StatusRequestEntityTooLarge, "too_many_keys", "%d keys; the limit is %d a request", len(*req.Keys), maxKeys)
 	}
@@ -569,7 +818,7 @@ func copyShard(w io.Writer, body io.ReadCloser, p filterParams, sh int) error {
 			return nil
 		}
 	}
-	return errorf(http.StatusBadGateway, "shard_protocol", "shard %d's snapshot is not %d bytes (%v)", sh, want, err)
+	return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's snapshot is not %d bytes", sh, want), err)
 }
 
 // snapshot writes the plain encoding of a one-shard filter, or a sharded

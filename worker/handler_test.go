@@ -4,16 +4,22 @@ package main
 
 import (
 	"bytes"
+	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/edgebloom/edgebloom/snapshot"
 )
@@ -108,6 +114,20 @@ func TestErrors(t *testing.T) {
 		{"shard too large", "PUT", "/v1/filters/g", `{"capacity":100000000,"errorRate":0.01,"shards":2}`, nil, 400, "invalid_params"},
 		{"keys missing", "POST", "/v1/filters/f/add", `{}`, nil, 400, "invalid_params"},
 		{"keys not strings", "POST", "/v1/filters/f/add", `{"keys":[1]}`, nil, 400, "invalid_json"},
+		{"keys a string", "POST", "/v1/filters/f/add", `{"keys":"a"}`, nil, 400, "invalid_json"},
+		{"keys an object", "POST", "/v1/filters/f/check", `{"keys":{"a":1}}`, nil, 400, "invalid_json"},
+		{"keys null", "POST", "/v1/filters/f/check", `{"keys":null}`, nil, 400, "invalid_params"},
+		{"add body array", "POST", "/v1/filters/f/add", `[]`, nil, 400, "invalid_json"},
+		{"add body null", "POST", "/v1/filters/f/add", `null`, nil, 400, "invalid_json"},
+		{"add body string", "POST", "/v1/filters/f/add", `"x"`, nil, 400, "invalid_json"},
+		{"check body number", "POST", "/v1/filters/f/check", ` 12`, nil, 400, "invalid_json"},
+		{"check body empty", "POST", "/v1/filters/f/check", ``, nil, 400, "invalid_json"},
+		{"put body array", "PUT", "/v1/filters/g", `[]`, nil, 400, "invalid_json"},
+		{"put body null", "PUT", "/v1/filters/g", `null`, nil, 400, "invalid_json"},
+		{"put body string", "PUT", "/v1/filters/g", `"x"`, nil, 400, "invalid_json"},
+		{"put body true", "PUT", "/v1/filters/g", `true`, nil, 400, "invalid_json"},
+		{"shards a string", "PUT", "/v1/filters/g", `{"capacity":5,"errorRate":0.1,"shards":"2"}`, nil, 400, "invalid_json"},
+		{"canonicalize a number", "PUT", "/v1/filters/g", `{"capacity":5,"errorRate":0.1,"canonicalize":1}`, nil, 400, "invalid_json"},
 		{"key too long", "POST", "/v1/filters/f/add", keysBody([]string{"a", long}), nil, 400, "key_too_long"},
 		{"key too long check", "POST", "/v1/filters/f/check", keysBody([]string{long}), nil, 400, "key_too_long"},
 		{"too many keys", "POST", "/v1/filters/f/add", keysBody(many), nil, 413, "too_many_keys"},
@@ -125,6 +145,18 @@ func TestErrors(t *testing.T) {
 			if status != tt.status || e.Error.Code != tt.code || e.Error.Message == "" {
 				t.Errorf("got %d %q (%s); want %d %q", status, e.Error.Code, e.Error.Message, tt.status, tt.code)
 			}
+			// Messages speak of JSON and the API, never of Go.
+			for _, leak := range []string{"Go ", "struct", "[]string", "float64", "*", "json:", "main.", ".go"} {
+				if strings.Contains(e.Error.Message, leak) {
+					t.Errorf("message %q contains %q", e.Error.Message, leak)
+				}
+			}
+			if tt.code == "invalid_json" && tt.path != "/v1/filters/g" && !strings.Contains(e.Error.Message, keysShape) {
+				t.Errorf("message %q does not name the shape %s", e.Error.Message, keysShape)
+			}
+			if tt.code == "invalid_json" && tt.path == "/v1/filters/g" && tt.name != "unknown field" && tt.name != "invalid json" && !strings.Contains(e.Error.Message, createShape) {
+				t.Errorf("message %q does not name the shape %s", e.Error.Message, createShape)
+			}
 			if status == 405 && header.Get("Allow") == "" {
 				t.Errorf("405 without Allow")
 			}
@@ -132,6 +164,118 @@ func TestErrors(t *testing.T) {
 				t.Errorf("401 without WWW-Authenticate")
 			}
 		})
+	}
+}
+
+func TestAuthScheme(t *testing.T) {
+	c, _ := newTestServer(t)
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 1000, "errorRate": 0.01}, 201)
+	for _, tt := range []struct {
+		header string
+		want   int
+	}{
+		{"Bearer " + testToken, 200},
+		{"bearer " + testToken, 200}, // RFC 9110 §11.1: the scheme is case-insensitive
+		{"BEARER " + testToken, 200},
+		{"BeArEr   " + testToken, 200}, // 1*SP between scheme and token
+		{"Bearer", 401},
+		{"Bearer ", 401},
+		{"Bearer" + testToken, 401},
+		{"Bearerx " + testToken, 401},
+		{"Basic " + testToken, 401},
+		{testToken, 401},
+		{"bearer " + strings.ToUpper(testToken), 401}, // the token itself is case-sensitive
+	} {
+		status, body, _ := c.do("GET", "/v1/filters/f", "", "Authorization", tt.header)
+		if status != tt.want {
+			t.Errorf("Authorization %q: got %d (%s); want %d", tt.header, status, body, tt.want)
+		}
+	}
+}
+
+// serverError decodes a 5xx answer and checks what every one carries: its
+// code, a message and the request id, and nothing of the detail.
+func serverError(t *testing.T, body []byte, code string, detail ...string) string {
+	t.Helper()
+	var e struct {
+		Error struct{ Code, Message, RequestID string }
+	}
+	if err := json.Unmarshal(body, &e); err != nil {
+		t.Fatalf("body %q is not JSON: %v", body, err)
+	}
+	if e.Error.Code != code || e.Error.Message == "" || len(e.Error.RequestID) < 16 {
+		t.Errorf("got %s; want code %q, a message and a request id", body, code)
+	}
+	for _, d := range append(detail, "goroutine", ".go:", "panic") {
+		if bytes.Contains(body, []byte(d)) {
+			t.Errorf("the answer %s carries %q", body, d)
+		}
+	}
+	return e.Error.RequestID
+}
+
+// captureLog sends the standard logger's output to a buffer for the test.
+func captureLog(t *testing.T) *bytes.Buffer {
+	var buf bytes.Buffer
+	log.SetOutput(&buf)
+	t.Cleanup(func() { log.SetOutput(os.Stderr) })
+	return &buf
+}
+
+// panicObjects stands in for Durable Objects whose binding panics.
+type panicObjects struct{ Objects }
+
+func (p panicObjects) Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
+	if strings.HasPrefix(object, "shard:") {
+		var m map[string]int
+		m["boom"]++ // a nil map write: a real runtime panic
+	}
+	return p.Objects.Fetch(ctx, object, method, path, header, body)
+}
+
+func TestServerErrorsCarryCodeAndRequestID(t *testing.T) {
+	logs := captureLog(t)
+	objs := newMemoryObjects()
+	srv := httptest.NewServer(&Server{Token: func() string { return testToken }, Objects: panicObjects{objs}})
+	t.Cleanup(srv.Close)
+	c := &client{t, srv.URL}
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 100, "errorRate": 0.01, "shards": 2}, 201)
+
+	// A panic in a shard call's goroutine, and one in the handler's own.
+	status, body, _ := c.do("POST", "/v1/filters/f/add", `{"keys":["a","b","c"]}`)
+	if status != 500 {
+		t.Fatalf("add with a panicking binding: got %d %s; want 500", status, body)
+	}
+	id := serverError(t, body, "internal", "assignment to entry in nil map", "runtime error")
+	if !strings.Contains(logs.String(), id) || !strings.Contains(logs.String(), "assignment to entry in nil map") {
+		t.Errorf("the log does not have the panic under request id %s:\n%s", id, logs)
+	}
+	status, body, _ = c.do("GET", "/v1/filters/f", "")
+	if status != 500 {
+		t.Fatalf("stats with a panicking binding: got %d %s; want 500", status, body)
+	}
+	if serverError(t, body, "internal") == id {
+		t.Error("two requests got the same request id")
+	}
+
+	// An unreachable object: 502 without the transport error's text.
+	logs.Reset()
+	c2, mem := newTestServer(t)
+	c2.json("PUT", "/v1/filters/f", map[string]any{"capacity": 100, "errorRate": 0.01, "shards": 2}, 201)
+	mem.fail = func(o string) bool { return strings.HasPrefix(o, "shard:") }
+	status, body, _ = c2.do("POST", "/v1/filters/f/check", `{"keys":["a"]}`)
+	if status != 502 {
+		t.Fatalf("unreachable shard: got %d %s; want 502", status, body)
+	}
+	id = serverError(t, body, "shard_unavailable", io.ErrUnexpectedEOF.Error())
+	if !strings.Contains(logs.String(), id) || !strings.Contains(logs.String(), io.ErrUnexpectedEOF.Error()) {
+		t.Errorf("the log does not have the transport error under request id %s:\n%s", id, logs)
+	}
+
+	// Cloudflare's ray id is the request id when there is one.
+	status, body, _ = c2.do("POST", "/v1/filters/f/check", `{"keys":["a"]}`, "Cf-Ray", "8f1e2d3c4b5a6978-AMS")
+	if got := serverError(t, body, "shard_unavailable"); status != 502 || got != "8f1e2d3c4b5a6978-AMS" {
+		t.Errorf("with Cf-Ray: got %d, request id %q", status, got)
 	}
 }
 
@@ -144,10 +288,12 @@ func TestNoTokenConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	body, _ := io.ReadAll(res.Body)
 	res.Body.Close()
 	if res.StatusCode != 500 {
 		t.Errorf("got %d; want 500 when EDGEBLOOM_TOKEN is empty", res.StatusCode)
 	}
+	serverError(t, body, "not_configured")
 }
 
 func TestCreate(t *testing.T) {
@@ -366,5 +512,57 @@ func TestShardCapAgrees(t *testing.T) {
 	n, _ := strconv.Atoi(string(m[1]))
 	if uint64(1)<<n != maxShardBits {
 		t.Fatalf("shard.js MAX_SHARD_BITS = 2^%d; handler.go maxShardBits = %d", n, maxShardBits)
+	}
+}
+
+// TestValidUTF8 checks validUTF8 against the WHATWG decoder itself: Node's
+// TextDecoder decodes the same random byte strings (rich in lead bytes,
+// continuation bytes and bytes that are never UTF-8), and both must give
+// the same text.
+func TestValidUTF8(t *testing.T) {
+	alphabet := []byte{'a', '"', 0x7f, 0x80, 0x8f, 0x90, 0x9f, 0xa0, 0xbf, 0xc0, 0xc1, 0xc2, 0xdf, 0xe0, 0xe1, 0xec, 0xed, 0xee, 0xef,
+		0xf0, 0xf1, 0xf3, 0xf4, 0xf5, 0xf7, 0xf8, 0xfe, 0xff}
+	rng := rand.New(rand.NewPCG(17, 17))
+	inputs := [][]byte{
+		nil, []byte("plain"), []byte("e\xe2\x82z"), []byte("\xed\xa0\x80"), []byte("\xf0\x9f\x98"), []byte("é😀"), []byte("\xc0\xaf"),
+		[]byte("\xf4\x90\x80\x80"), []byte("\xe0\x80\x80"), []byte("\xef\xbf\xbd"), []byte("a\xffb"),
+	}
+	for range 5000 {
+		b := make([]byte, rng.IntN(12))
+		for i := range b {
+			if rng.IntN(4) == 0 {
+				b[i] = byte(rng.IntN(256))
+			} else {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		inputs = append(inputs, b)
+	}
+	var in bytes.Buffer
+	for _, b := range inputs {
+		in.WriteString(hex.EncodeToString(b) + "\n")
+	}
+	cmd := exec.Command("node", "-e", `
+const lines = require('fs').readFileSync(0, 'latin1').split('\n').slice(0, -1);
+const dec = new TextDecoder(), enc = new TextEncoder();
+process.stdout.write(lines.map((h) => Buffer.from(enc.encode(dec.decode(Buffer.from(h, 'hex')))).toString('hex')).join('\n') + '\n');
+`)
+	cmd.Stdin = &in
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node (the reference decoder) failed: %v", err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(want) != len(inputs) {
+		t.Fatalf("node answered %d lines for %d inputs", len(want), len(inputs))
+	}
+	for i, b := range inputs {
+		got := validUTF8(b)
+		if hex.EncodeToString(got) != want[i] {
+			t.Errorf("validUTF8(%q) = %q; TextDecoder gives %s", b, got, want[i])
+		}
+		if !utf8.Valid(got) {
+			t.Errorf("validUTF8(%q) = %q is not valid UTF-8", b, got)
+		}
 	}
 }

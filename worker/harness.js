@@ -27,9 +27,10 @@ export function buildWorker(outdir) {
 
 /** An API client over a fetch function. */
 export function client(fetchFn, base = 'http://edgebloom.test') {
-  return async function request(method, path, body, { token = TOKEN, raw } = {}) {
+  return async function request(method, path, body, { token = TOKEN, raw, headers: extra } = {}) {
     const headers = {};
     if (token !== null) headers.Authorization = `Bearer ${token}`;
+    Object.assign(headers, extra);
     let payload;
     if (raw !== undefined) payload = raw;
     else if (body !== undefined) payload = JSON.stringify(body);
@@ -47,8 +48,22 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
  * stateDir; with port, it also listens on 127.0.0.1:port (0: any free one).
  */
 export async function startMiniflare(outdir, stateDir, { port } = {}) {
+  // What the Worker logs (console.*, and Go's stdout and stderr, which
+  // syumai/workers sends to console.log): passed on, as Miniflare does by
+  // default, and kept for the tests to read.
+  let log = '';
   const mf = new Miniflare({
     ...(port === undefined ? {} : { host: '127.0.0.1', port }),
+    handleRuntimeStdio(stdout, stderr) {
+      stdout.on('data', (d) => {
+        log += d;
+        process.stdout.write(d);
+      });
+      stderr.on('data', (d) => {
+        log += d;
+        process.stderr.write(d);
+      });
+    },
     modules: true,
     modulesRoot: outdir,
     scriptPath: join(outdir, 'worker.js'),
@@ -80,6 +95,15 @@ export async function startMiniflare(outdir, stateDir, { port } = {}) {
       await res.arrayBuffer();
       return { status: res.status };
     },
+    /** Sends a request of the internal protocol (objects.go) to an object. */
+    async object(object, method, path, { headers, body } = {}) {
+      const stub = shards.get(shards.idFromName(object));
+      const res = await stub.fetch(`http://shard${path}`, { method, headers, body });
+      const text = await res.text();
+      return { status: res.status, text, json: (res.headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : undefined };
+    },
+    /** Everything the Worker has logged so far. */
+    log: () => log,
     dispose: () => mf.dispose(),
   };
 }

@@ -58,13 +58,13 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, bo
 	switch method {
 	case "GET":
 		if !exists {
-			writeError(w, errorf(404, "not_found", "no filter named %q", name))
+			writeError(w, "", errorf(404, "not_found", "no filter named %q", name))
 			return
 		}
 		writeJSON(w, 200, p)
 	case "DELETE":
 		if !exists {
-			writeError(w, errorf(404, "not_found", "no filter named %q", name))
+			writeError(w, "", errorf(404, "not_found", "no filter named %q", name))
 			return
 		}
 		delete(o.meta, name)
@@ -74,7 +74,7 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, bo
 		json.Unmarshal(body, &want)
 		if exists {
 			if p.Capacity != want.Capacity || p.ErrorRate != want.ErrorRate || p.Shards != want.Shards || p.Canonicalize != want.Canonicalize {
-				writeError(w, errorf(409, "conflict", "filter %q exists with other parameters", name))
+				writeError(w, "", errorf(409, "conflict", "filter %q exists with other parameters", name))
 				return
 			}
 			writeJSON(w, 200, p)
@@ -90,7 +90,7 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, bo
 func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path string, header http.Header, body []byte) {
 	var p shardParams
 	if err := json.Unmarshal([]byte(header.Get(shardHeader)), &p); err != nil {
-		writeError(w, errorf(400, "bad_shard_request", "missing %s", shardHeader))
+		writeError(w, "", errorf(400, "bad_shard_request", "missing %s", shardHeader))
 		return
 	}
 	if method == "DELETE" {
@@ -102,7 +102,7 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 	if sh == nil || sh.params.Generation != p.Generation {
 		f, err := bloom.New(p.Capacity, p.ErrorRate)
 		if err != nil {
-			writeError(w, errorf(400, "invalid_params", "%v", err))
+			writeError(w, "", errorf(400, "invalid_params", "%v", err))
 			return
 		}
 		sh = &memoryShard{params: p, filter: f}
@@ -133,6 +133,6 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 		w.Header().Set("Content-Type", "application/octet-stream")
 		io.Copy(w, bytes.NewReader(b))
 	default:
-		writeError(w, errorf(404, "not_found", "no such shard endpoint"))
+		writeError(w, "", errorf(404, "not_found", "no such shard endpoint"))
 	}
 }

@@ -11,10 +11,20 @@
 // the filter in memory by an alarm once the log passes logLimit(), and
 // within a request if the log reaches twice that. On start the shard loads
 // the chunks, checks each CRC and the whole encoding's XXH64, and replays
-// the log; if anything is wrong it answers 500 shard_corrupt to every
-// request until the filter is deleted: never silently wrong answers.
+// the log; if the stored bytes fail those checks it answers 500
+// shard_corrupt to every request until the filter is deleted: never
+// silently wrong answers.
+//
+// The storage is the shard; the filter in memory is a copy of it. The wasm
+// engine is one per isolate and can stop (every call then throws
+// ERR_ENGINE_EXITED, and the filters of every shard in the isolate are
+// gone): a request or alarm that meets a stopped engine starts a fresh one
+// (init()), reloads the shard from storage and runs again. That is safe
+// because nothing is written before a request's last engine call but for
+// an add's log row, and an add whose row is committed answers with what it
+// added even if the compaction after it fails.
 
-import { init, BloomFilter, _memoryBytes } from 'edgebloom';
+import { init, BloomFilter, _crashEngine, _memoryBytes } from 'edgebloom';
 import { Store, crc32, logLimit } from './store.js';
 
 export { crc32 };
@@ -37,9 +47,11 @@ function json(status, value) {
   return new Response(JSON.stringify(value), { status, headers: { 'Content-Type': 'application/json' } });
 }
 
-function errorResponse(status, code, message) {
-  return json(status, { error: { code, message } });
+function errorResponse(status, code, message, requestId) {
+  return json(status, { error: { code, message, ...(requestId ? { requestId } : {}) } });
 }
+
+const engineExited = (err) => err?.code === 'ERR_ENGINE_EXITED';
 
 function payloadBytes(bits) {
   return Math.ceil(bits / 64) * 8;
@@ -56,36 +68,67 @@ export class Shard {
     this.state = null;
     // When the alarm that compacts the log is set for, or null.
     this.alarmAt = null;
+    // Engine restarts this object met, for the tests.
+    this.engineRestarts = 0;
     this.sql.exec('CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
     this.store = new Store(ctx.storage);
   }
 
   // alarm rebuilds the chunks from the log (see logged).
   async alarm() {
-    await init();
     this.alarmAt = null;
-    try {
+    await this.withEngine('alarm', () => {
       if (!this.state) this.state = this.load();
       if (this.state.filter && this.store.logBytes > 0) this.store.compact(this.state.filter);
-    } catch (err) {
-      // A stopped engine took the filter with it: the retried alarm (the
-      // runtime retries a failed one) starts a fresh engine and loads the
-      // shard from storage, which holds every acknowledged add.
-      if (err?.code === 'ERR_ENGINE_EXITED') this.state = null;
-      throw err;
+    });
+  }
+
+  // withEngine runs fn with a live engine. If the engine stopped (in fn or
+  // since the last call), the shard's filter went with it, and storage
+  // holds every acknowledged add: it starts a fresh engine, forgets the
+  // filter (the next open() loads it again) and runs fn once more.
+  async withEngine(what, fn) {
+    for (let attempt = 1; ; attempt++) {
+      // The Go engine starts inside a handler: workerd forbids the random
+      // bytes its runtime reads at global scope. Everything after this
+      // await is synchronous, so requests never interleave on the filter.
+      await init();
+      try {
+        return fn();
+      } catch (err) {
+        if (!engineExited(err) || attempt > 1) throw err;
+        console.warn(`edgebloom shard: ${what}: the engine had stopped (${err.message}); reloading the shard from storage`);
+        this.state = null;
+        this.engineRestarts++;
+      }
     }
   }
 
   // logged persists what an add changed, in the transaction of its reply,
   // and sees to the compaction of the log.
   logged(filter, changes) {
-    this.ctx.storage.transactionSync(() => this.store.append(changes));
+    try {
+      this.ctx.storage.transactionSync(() => this.store.append(changes));
+    } catch (err) {
+      // The filter in memory has the add and storage does not: forget it,
+      // so that what the shard answers stays what it stored.
+      this.state = null;
+      throw err;
+    }
     const limit = logLimit(filter.byteLength);
     if (this.store.logBytes >= 2 * limit) {
       // The alarm has not run (it is retried after failures): compact now,
-      // so the log and the time to load stay bounded.
-      this.store.compact(filter);
-      return;
+      // so the log and the time to load stay bounded. The add is committed
+      // with its log row: if the compaction fails, the add still answers
+      // (a retry by the client would find its keys present and report them
+      // as not new), and the alarm tries again.
+      try {
+        this.store.compact(filter);
+        return;
+      } catch (err) {
+        console.error('edgebloom shard: compacting the log after an add failed; the alarm will try again:', err, err?.cause ?? '');
+        if (engineExited(err)) this.state = null;
+      }
     }
     const when = this.store.logBytes >= limit ? Date.now() : Date.now() + IDLE_COMPACT_MS;
     if (this.alarmAt === null || when < this.alarmAt) {
@@ -95,19 +138,23 @@ export class Shard {
   }
 
   async fetch(request) {
+    // The Go front sends its request id, so that the log lines of both
+    // sides of one request can be found together.
+    const requestId = request.headers.get('X-Edgebloom-Request-Id') || crypto.randomUUID();
     try {
       const url = new URL(request.url);
       const body = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
-      // The Go engine starts inside a handler: workerd forbids the random
-      // bytes its runtime reads at global scope. Everything after this
-      // await is synchronous, so requests never interleave on the filter.
-      await init();
-      if (url.pathname === '/meta') return this.meta(request.method, body);
-      if (url.pathname.startsWith('/_test/')) return this.testHook(url.pathname, body);
-      return this.shard(request, url.pathname, body);
+      return await this.withEngine(`request ${requestId}`, () => {
+        if (url.pathname === '/meta') return this.meta(request.method, body);
+        if (url.pathname.startsWith('/_test/')) return this.testHook(url.pathname, body);
+        return this.shard(request, url.pathname, body);
+      });
     } catch (err) {
-      if (err instanceof HttpError) return errorResponse(err.status, err.code, err.message);
-      return errorResponse(500, 'internal', `shard: ${err && err.stack ? err.stack : err}`);
+      if (err instanceof HttpError) return errorResponse(err.status, err.code, err.message, err.status >= 500 ? requestId : undefined);
+      // The detail (message, stack, cause) goes to the log, never into the
+      // answer: it names files of the bundle and the engine's internals.
+      console.error(`edgebloom shard: request ${requestId}: internal error:`, err, err?.cause ?? '');
+      return errorResponse(500, 'internal', 'the shard failed to serve the request; the log has the details under its request id', requestId);
     }
   }
 
@@ -235,15 +282,27 @@ export class Shard {
     const name = `shard ${params.index} of filter "${params.filter}"`;
     const broken = (why) => ({
       params,
-      broken: `${name}: ${why}; the stored filter cannot be trusted, so the shard refuses to answer. DELETE the filter and rebuild it.`,
+      broken:
+        `${name}: ${why}: its stored bytes are damaged, so the shard refuses to answer rather than answer wrong. ` +
+        'Restore the filter from a snapshot, or DELETE it and rebuild it.',
     });
-    // Made from the parameters, and checked against the stored header.
+    // Made from the parameters, and checked against the stored header. A
+    // failure here (a stopped engine, the engine's memory budget) says
+    // nothing about storage: it is thrown, not cached, and the next request
+    // loads again.
     const filter = new BloomFilter({ capacity: params.capacity, errorRate: params.errorRate });
     if (filter.bits > MAX_SHARD_BITS) {
       filter.free();
-      return broken(`the shard's parameters need ${filter.bits} bits, more than ${MAX_SHARD_BITS}`);
+      // No damage either: a shard this code cannot hold (a lower cap).
+      throw new Error(`${name}: its parameters need ${filter.bits} bits, more than the ${MAX_SHARD_BITS} a shard may hold`);
     }
-    const damage = this.store.load(filter);
+    let damage;
+    try {
+      damage = this.store.load(filter);
+    } catch (err) {
+      filter.free();
+      throw err;
+    }
     if (damage) {
       filter.free();
       return broken(damage);
@@ -261,12 +320,23 @@ export class Shard {
   // /_test/evict forget the in-memory filter, as an eviction would. POST
   // /_test/compact {"spin": n} compacts the log now; before it commits it
   // logs a line and hashes a megabyte n times, so that a test can kill the
-  // process in the middle.
+  // process in the middle. POST /_test/crash stops the isolate's engine as
+  // a Go panic outside recover would (the Go program exits); the shard
+  // keeps its filter, now dead, as it would not know either.
   testHook(path, body) {
     if (this.env.EDGEBLOOM_TEST_HOOKS !== '1') throw new HttpError(404, 'not_found', 'no such endpoint');
     if (path === '/_test/info' || path === '/_test/counters') {
       const rows = path === '/_test/info' ? this.store.info() : {};
-      return json(200, { ...this.store.counters(), ...rows, memoryBytes: _memoryBytes() });
+      return json(200, { ...this.store.counters(), ...rows, memoryBytes: _memoryBytes(), engineRestarts: this.engineRestarts });
+    }
+    if (path === '/_test/crash') {
+      try {
+        _crashEngine();
+      } catch (err) {
+        if (!engineExited(err)) throw err;
+        return new Response(null, { status: 204 });
+      }
+      throw new Error('the engine did not stop');
     }
     if (path === '/_test/compact') {
       const { spin = 0 } = JSON.parse(body || '{}');

@@ -199,7 +199,10 @@ export class Store {
       try {
         filter.writeBytes(HEADER_BYTES + row.i * CHUNK_BYTES, data);
       } catch (err) {
-        return `chunk ${row.i} does not load (${err.code ?? 'error'}: ${err.message})`;
+        // Only a refusal of these bytes is damage; a stopped engine or its
+        // memory budget is not, and goes to the caller.
+        if (err?.code !== 'ERR_ARG' && err?.code !== 'ERR_CORRUPT') throw err;
+        return `chunk ${row.i} does not load (${err.code}: ${err.message})`;
       }
       seen++;
     }

@@ -1,14 +1,15 @@
 // The edge service in a real workerd (Miniflare), built the way
 // "wrangler deploy" builds it: every endpoint and error, 50 concurrent
 // clients, a restart on the same persisted state, persistence as chunks and
-// a log, corruption, and snapshots read back by Go and by the npm module.
+// a log, corruption, snapshots read back by Go and by the npm module, keys
+// that are not well-formed Unicode, and shards whose engine was stopped.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare, WORKER_DIR } from '../harness.js';
+import { buildWorker, startMiniflare, TOKEN, WORKER_DIR } from '../harness.js';
 
 let dir;
 let out;
@@ -33,11 +34,23 @@ after(async () => {
 
 const req = (...args) => w.request(...args);
 
+// What no answer may carry: a stack trace, a file of the bundle, Go's type
+// names or error prefixes, a JS error's class.
+const LEAKS = [/\n\s*at /, /file:/, /\.m?js\b/, /\.go\b/, /goroutine/, /\bGo (value|struct)\b/, /\[\]string/, /json: /, /\w+Error\b/];
+
+function assertNoLeak(res) {
+  const text = new TextDecoder().decode(res.bytes);
+  for (const leak of LEAKS) assert.doesNotMatch(text, leak, `the answer carries ${leak}: ${text}`);
+}
+
+/** Checks an error answer: its status and code, a message, nothing leaked, and a request id on a 5xx. */
 async function expectError(promise, status, code) {
   const res = await promise;
   assert.equal(res.status, status, JSON.stringify(res.json));
   assert.equal(res.json?.error?.code, code, JSON.stringify(res.json));
   assert.ok(res.json.error.message.length > 0);
+  assertNoLeak(res);
+  if (status >= 500) assert.match(res.json.error.requestId ?? '', /^[0-9a-f]{16}$/, JSON.stringify(res.json));
   return res;
 }
 
@@ -135,6 +148,101 @@ describe('errors', () => {
     const big = Array.from({ length: 200 }, (_, i) => `${i}`.padEnd(6000, 'x'));
     await expectError(req('POST', '/v1/filters/errs/add', { keys: big }), 413, 'body_too_large');
   });
+});
+
+describe('error shapes', () => {
+  before(async () => {
+    assert.equal((await req('PUT', '/v1/filters/shapes', { capacity: 1000, errorRate: 0.01, shards: 2 })).status, 201);
+  });
+
+  test('the auth scheme is case-insensitive (RFC 9110 §11.1); the token is not', async () => {
+    for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
+      const res = await req('GET', '/v1/filters/shapes', undefined, { token: null, headers: { Authorization: `${scheme} ${TOKEN}` } });
+      assert.equal(res.status, 200, `${scheme}: ${JSON.stringify(res.json)}`);
+    }
+    const upper = { token: null, headers: { Authorization: `bearer ${TOKEN.toUpperCase()}` } };
+    await expectError(req('GET', '/v1/filters/shapes', undefined, upper), 401, 'unauthorized');
+    await expectError(req('GET', '/v1/filters/shapes', undefined, { token: null, headers: { Authorization: `Basic ${TOKEN}` } }), 401, 'unauthorized');
+  });
+
+  test('bodies that are no JSON object get 400 naming the shape the endpoint takes', async () => {
+    for (const raw of ['[]', 'null', '"x"', '42', 'true', '[{"keys": ["a"]}]']) {
+      for (const action of ['add', 'check']) {
+        const res = await expectError(req('POST', `/v1/filters/shapes/${action}`, undefined, { raw }), 400, 'invalid_json');
+        assert.ok(res.json.error.message.includes('{"keys": [string, ...]}'), res.json.error.message);
+      }
+      const res = await expectError(req('PUT', '/v1/filters/shapes2', undefined, { raw }), 400, 'invalid_json');
+      assert.match(res.json.error.message, /\{"capacity": integer, "errorRate": number/);
+    }
+    const res = await expectError(req('POST', '/v1/filters/shapes/add', { keys: ['a', 7] }), 400, 'invalid_json');
+    assert.equal(res.json.error.message, '"keys" holds a number where a string belongs; the body must be {"keys": [string, ...]}');
+    await expectError(req('GET', '/v1/filters/shapes2'), 404, 'not_found');
+  });
+
+  test('a path the Go front cannot parse gets a 400 in JSON, not the exception', async () => {
+    await expectError(req('GET', '/v1/filters/%zz'), 400, 'invalid_path');
+    await expectError(req('POST', '/v1/filters/shapes%2/add', { keys: ['a'] }), 400, 'invalid_path');
+  });
+
+  test('a shard that fails inside answers 500 with a code and the request id; the detail goes to the log', async () => {
+    // Eight 8 MiB shards in one isolate: more than the engine's memory
+    // budget (64 MiB, shared by every shard the isolate holds) lets it
+    // make, so some shards refuse with ERR_TOO_LARGE. That is no damage of
+    // their storage, and the answer says nothing of the engine.
+    const huge = { capacity: 8 * 7_000_000, errorRate: 0.01, shards: 8 };
+    assert.equal((await req('PUT', '/v1/filters/huge', huge)).status, 201);
+    const keys = Array.from({ length: 200 }, (_, i) => `https://huge.example/${i}`);
+    for (const path of ['/v1/filters/huge/add', '/v1/filters/huge/check']) {
+      const res = await expectError(req('POST', path, { keys }), 500, 'internal');
+      const id = res.json.error.requestId;
+      const lines = w.log().split('\n');
+      const at = lines.findIndex((l) => l.includes(id));
+      assert.ok(at >= 0, `no log line carries request id ${id}:\n${w.log()}`);
+      assert.match(lines.slice(at).join('\n'), /ERR_TOO_LARGE|memory budget/i);
+    }
+    assert.equal((await req('DELETE', '/v1/filters/huge')).status, 204);
+    assert.doesNotMatch(w.log(), /shard_corrupt: shard \d+ of filter "huge"/);
+    // The memory is back: a filter works again.
+    assert.deepEqual((await req('POST', '/v1/filters/shapes/add', { keys: ['after huge'] })).json, { added: [true] });
+
+    // An object's own failure (bad JSON on the internal protocol) is a 500
+    // with the id the front sent, and the SyntaxError stays in the log.
+    const res = await w.object('meta:direct', 'PUT', '/meta', { body: '{', headers: { 'X-Edgebloom-Request-Id': 'feedc0ffee123456' } });
+    assert.equal(res.status, 500);
+    assert.deepEqual(Object.keys(res.json.error).sort(), ['code', 'message', 'requestId']);
+    assert.equal(res.json.error.requestId, 'feedc0ffee123456');
+    assertNoLeak({ bytes: new TextEncoder().encode(res.text) });
+    assert.match(w.log(), /request feedc0ffee123456: internal error: SyntaxError/);
+  });
+});
+
+test('invalid UTF-8 and lone surrogates become U+FFFD before routing and hashing, as a JS runtime decodes them', async () => {
+  assert.equal((await req('PUT', '/v1/filters/utf', { capacity: 1000, errorRate: 0.001, shards: 3 })).status, 201);
+  // Raw bytes that are no UTF-8 (a stray byte, a truncated sequence, a
+  // surrogate and an overlong form encoded in UTF-8) and JSON escapes of
+  // lone surrogates, inside JSON strings.
+  const parts = [
+    '{"keys": ["a', [0xff], 'b", "e', [0xe2, 0x82], 'z", "', [0xed, 0xa0, 0x80], 'x", "\\ud800y", "z\\udc00\\ud800", "', [0xc0, 0xaf], '", "ok é"]}',
+  ];
+  const bytes = new Uint8Array(parts.flatMap((p) => (typeof p === 'string' ? [...new TextEncoder().encode(p)] : p)));
+  // What a JS runtime makes of the same bytes: TextDecoder's U+FFFD, and
+  // the well-formed form of each key, as TextEncoder (the npm module) hashes it.
+  const keys = JSON.parse(new TextDecoder().decode(bytes)).keys.map((k) => k.toWellFormed());
+  assert.deepEqual(keys, ['a\uFFFDb', 'e\uFFFDz', '\uFFFD\uFFFD\uFFFDx', '\uFFFDy', 'z\uFFFD\uFFFD', '\uFFFD\uFFFD', 'ok é']);
+  const added = await req('POST', '/v1/filters/utf/add', undefined, { raw: bytes });
+  assert.equal(added.status, 200, JSON.stringify(added.json));
+  assert.deepEqual(added.json.added, [true, true, true, true, true, true, true]);
+  // The same keys sent as well-formed JSON are the same keys.
+  assert.deepEqual((await req('POST', '/v1/filters/utf/check', { keys })).json.present, keys.map(() => true));
+  assert.deepEqual((await req('POST', '/v1/filters/utf/add', { keys })).json.added, keys.map(() => false));
+  assert.deepEqual((await req('POST', '/v1/filters/utf/check', undefined, { raw: bytes })).json.present, keys.map(() => true));
+  assert.equal((await req('GET', '/v1/filters/utf')).json.total.count, keys.length);
+  // And the npm module and Go find them in the snapshot under those strings.
+  const snap = await req('GET', '/v1/filters/utf/snapshot');
+  const js = loadSnapshot(snap.bytes);
+  assert.deepEqual(keys.map((k) => js.has(k)), keys.map(() => true));
+  js.free();
+  assert.deepEqual(goAnswers(snap.bytes, keys), keys.map(() => true));
 });
 
 describe('50 concurrent clients, restart, snapshots', () => {
@@ -345,6 +453,7 @@ describe('chunked persistence', () => {
     assert.equal((await w.hook(object, '/_test/corrupt', { chunk: 1 })).status, 204);
     const res = await expectError(req('POST', '/v1/filters/big/check', { keys: ['warm-up'] }), 500, 'shard_corrupt');
     assert.match(res.json.error.message, /chunk 1 failed its CRC-32 check/);
+    assert.match(res.json.error.message, /stored bytes are damaged/);
     await expectError(req('POST', '/v1/filters/big/add', { keys: ['x'] }), 500, 'shard_corrupt');
     await expectError(req('GET', '/v1/filters/big'), 500, 'shard_corrupt');
     await expectError(req('GET', '/v1/filters/big/snapshot'), 500, 'shard_corrupt');
@@ -385,4 +494,67 @@ test('"canonicalize": true keys spellings of one URL once, the way canonicalURL 
   assert.match(bad.json.error.message, /^key 1: urlkey: /);
   assert.equal((await req('GET', '/v1/filters/canon')).json.total.count, 1);
   assert.equal((await req('DELETE', '/v1/filters/canon')).status, 204);
+});
+
+describe('a shard whose engine stopped', () => {
+  // The wasm engine is one per isolate: the test hook stops it the way a Go
+  // panic outside recover (or the runtime aborting) does, so every filter
+  // of every shard in the isolate is gone at once. Storage is intact.
+  const params = { capacity: 20_000, errorRate: 0.01, shards: 2 };
+  const keys = Array.from({ length: 3000 }, (_, i) => `https://heal.example/${i}`);
+  const later = Array.from({ length: 500 }, (_, i) => `https://heal.example/later/${i}`);
+  let count;
+  let logFrom;
+
+  const restarts = async (sh) => (await w.hook(`shard:heal:${sh}`, '/_test/info')).json.engineRestarts;
+  const crash = async () => assert.equal((await w.hook('shard:heal:0', '/_test/crash', {})).status, 204);
+  const presentAll = async (ks) => {
+    const res = await req('POST', '/v1/filters/heal/check', { keys: ks });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    return res.json.present.every(Boolean);
+  };
+
+  test('the next request reloads every shard from storage and succeeds', async () => {
+    logFrom = w.log().length;
+    assert.equal((await req('PUT', '/v1/filters/heal', params)).status, 201);
+    const added = await req('POST', '/v1/filters/heal/add', { keys });
+    assert.equal(added.status, 200);
+    count = added.json.added.filter(Boolean).length;
+    assert.equal(await restarts(0), 0);
+    await crash();
+    assert.ok(await presentAll(keys), 'every acknowledged key is present after the reload');
+    // Both shards met the stopped engine (one isolate, one engine) and
+    // reloaded; neither claims its storage is damaged.
+    assert.equal(await restarts(0), 1);
+    assert.equal(await restarts(1), 1);
+    assert.equal((await req('GET', '/v1/filters/heal')).json.total.count, count);
+  });
+
+  test('an add as the first request after the stop is applied and persisted once', async () => {
+    await crash();
+    const added = await req('POST', '/v1/filters/heal/add', { keys: [...later, keys[0]] });
+    assert.equal(added.status, 200, JSON.stringify(added.json));
+    assert.equal(added.json.added.at(-1), false, 'a key added before the stop is still there');
+    count += added.json.added.filter(Boolean).length;
+    assert.ok(added.json.added.slice(0, -1).filter(Boolean).length >= later.length - 5);
+    // Reloaded from storage once more, the add is there.
+    for (const sh of [0, 1]) assert.equal((await w.hook(`shard:heal:${sh}`, '/_test/evict', {})).status, 204);
+    assert.ok(await presentAll([...keys, ...later]));
+    assert.equal((await req('GET', '/v1/filters/heal')).json.total.count, count);
+  });
+
+  test('stats and snapshots after a stop', async () => {
+    await crash();
+    const stats = await req('GET', '/v1/filters/heal');
+    assert.equal(stats.status, 200, JSON.stringify(stats.json));
+    assert.equal(stats.json.total.count, count);
+    await crash();
+    const snap = await req('GET', '/v1/filters/heal/snapshot');
+    assert.equal(snap.status, 200);
+    const js = loadSnapshot(snap.bytes);
+    assert.ok([...keys, ...later].every((k) => js.has(k)));
+    js.free();
+    assert.doesNotMatch(w.log().slice(logFrom), /shard_corrupt|damaged/);
+    assert.match(w.log().slice(logFrom), /reloading the shard from storage/);
+  });
 });
