@@ -187,7 +187,7 @@ export class Shard {
         'conflict',
         `the filter exists with capacity ${have.capacity}, errorRate ${have.errorRate}, shards ${have.shards}, ` +
           `canonicalize ${have.canonicalize ?? false}; ` +
-          'DELETE it first to change them',
+          "and a filter's parameters never change: make one with these under another name",
       );
     }
     const params = {
