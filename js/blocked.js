@@ -4,21 +4,10 @@
 // or a has touches one cache line where a classic filter of the same rate
 // touches about seven; the price is about 11 % more bits for the same rate.
 
-import {
-  Filter,
-  CONSTRUCT,
-  KIND_BLOCKED,
-  MAX_BITS,
-  OP_UNION,
-  OP_INTERSECT,
-  OP_EQUAL,
-  OP_OPTIMAL_BLOCKS,
-  OP_BLOCKED_FPR,
-  engineNumber,
-  options,
-  positiveInteger,
-  rate,
-} from './core.js';
+import { OP_UNION, OP_INTERSECT, OP_EQUAL, OP_OPTIMAL_BLOCKS, OP_BLOCKED_FPR, KIND_BLOCKED } from './abi.js';
+import { engineNumber } from './core.js';
+import { Filter, combine, fromParquet, load, parquetBitset, positions } from './filter.js';
+import { CONSTRUCT, MAX_BITS, options, positiveInteger, rate } from './args.js';
 
 /** Bits in a block: eight 32-bit words. */
 const BLOCK_BITS = 256;
@@ -56,7 +45,7 @@ export class BlockedBloomFilter extends Filter {
   }
   /** The eight bits of key, one in each 32-bit word of its block: 256·block + 32·word + bit. */
   positions(key) {
-    return this._positions(key);
+    return positions(this, key);
   }
   /** The number of 256-bit blocks. */
   get blocks() {
@@ -64,25 +53,25 @@ export class BlockedBloomFilter extends Filter {
   }
   /** Adds every key of other; both must have the same number of blocks. */
   union(other) {
-    this._combine(OP_UNION, other, BlockedBloomFilter);
+    combine(this, OP_UNION, other, BlockedBloomFilter);
   }
   /** Keeps only bits also set in other. */
   intersect(other) {
-    this._combine(OP_INTERSECT, other, BlockedBloomFilter);
+    combine(this, OP_INTERSECT, other, BlockedBloomFilter);
   }
   equals(other) {
-    return this._combine(OP_EQUAL, other, BlockedBloomFilter) === 1;
+    return combine(this, OP_EQUAL, other, BlockedBloomFilter) === 1;
   }
   /** The bitset as a Parquet file stores it after the BloomFilterHeader: 32 bytes a block. */
   parquetBitset() {
-    return this._parquetBitset();
+    return parquetBitset(this);
   }
   static fromBytes(bytes, opts) {
-    return Filter._load(BlockedBloomFilter, bytes, opts, KIND_BLOCKED);
+    return load(BlockedBloomFilter, bytes, opts, KIND_BLOCKED);
   }
   /** A filter whose bits are a copy of a Parquet split-block bitset. */
   static fromParquet(bytes, opts) {
-    return Filter._fromParquet(BlockedBloomFilter, bytes, opts);
+    return fromParquet(BlockedBloomFilter, bytes, opts);
   }
 }
 

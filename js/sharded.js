@@ -19,8 +19,24 @@
 // documented format, with its own checksum. The router has m = s, k = 1,
 // seed 0x9e3779b97f4a7c15 and no bits set.
 
-import { BloomFilter, KIND_BLOCKED, checkKeys, fromBytes as filterFromBytes, loadArgs } from './core.js';
+import { KIND_CLASSIC, KIND_COUNTING, KIND_SCALABLE, KIND_WINDOW, KIND_BLOCKED } from './abi.js';
+import { loadArgs } from './args.js';
+import { checkKeys } from './keys.js';
+import { load } from './filter.js';
+import { BloomFilter } from './classic.js';
+import { CountingBloomFilter } from './counting.js';
+import { ScalableBloomFilter } from './scalable.js';
+import { WindowBloomFilter } from './window.js';
 import { BlockedBloomFilter } from './blocked.js';
+
+// The class of each kind, for the loader of any kind.
+const CLASSES = {
+  [KIND_CLASSIC]: BloomFilter,
+  [KIND_COUNTING]: CountingBloomFilter,
+  [KIND_SCALABLE]: ScalableBloomFilter,
+  [KIND_WINDOW]: WindowBloomFilter,
+  [KIND_BLOCKED]: BlockedBloomFilter,
+};
 
 const MAGIC = [0x45, 0x42, 0x53, 0x43]; // "EBSC"
 const FIXED = 24;
@@ -208,5 +224,5 @@ export class ShardedBloomFilter {
 export function fromBytes(input, opts) {
   const { bytes } = loadArgs(input, opts);
   if (isSharded(bytes)) return ShardedBloomFilter.fromBytes(bytes, opts);
-  return filterFromBytes(bytes, opts, { [KIND_BLOCKED]: BlockedBloomFilter });
+  return load(undefined, bytes, opts, undefined, CLASSES);
 }
