@@ -99,8 +99,9 @@ export async function startMiniflare(outdir, stateDir, { port } = {}) {
     async object(object, method, path, { headers, body } = {}) {
       const stub = shards.get(shards.idFromName(object));
       const res = await stub.fetch(`http://shard${path}`, { method, headers, body });
-      const text = await res.text();
-      return { status: res.status, text, json: (res.headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : undefined };
+      const bytes = new Uint8Array(await res.arrayBuffer());
+      const text = new TextDecoder().decode(bytes);
+      return { status: res.status, text, bytes, json: (res.headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : undefined };
     },
     /** Everything the Worker has logged so far. */
     log: () => log,

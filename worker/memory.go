@@ -19,7 +19,8 @@ import (
 // memoryObjects implements the internal protocol (see Objects) in Go, with
 // the objects in memory. It stands in for the Durable Objects on the host:
 // in the handler tests, and in "go run ." without wrangler. The JS class in
-// shard.js is the real implementation; the two answer alike.
+// shard.js is the real implementation; test/protocol.json, run against
+// both, keeps them answering alike.
 type memoryObjects struct {
 	mu     sync.Mutex
 	meta   map[string]filterParams
@@ -84,6 +85,8 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, bo
 		want.Generation = "g" + strconv.Itoa(o.gen)
 		o.meta[name] = want
 		writeJSON(w, 201, want)
+	default:
+		writeError(w, "", errorf(405, "method_not_allowed", "meta: PUT, GET or DELETE"))
 	}
 }
 

@@ -25,7 +25,9 @@ import (
 //	  DELETE /shard    → 204
 //
 // Errors come back as {"error": {"code", "message"}} and the front passes
-// them on with their status.
+// them on with their status. test/protocol.json gives the protocol as steps
+// and answers; protocol_test.go runs it against memory.go and
+// test/worker.test.js against shard.js in workerd.
 type Objects interface {
 	Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error)
 }

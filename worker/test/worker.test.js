@@ -6,7 +6,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWorker, startMiniflare, TOKEN, WORKER_DIR } from '../harness.js';
@@ -557,4 +557,46 @@ describe('a shard whose engine stopped', () => {
     assert.doesNotMatch(w.log().slice(logFrom), /shard_corrupt|damaged/);
     assert.match(w.log().slice(logFrom), /reloading the shard from storage/);
   });
+});
+
+// protocolMatch reports whether got is want, where "<string>" and
+// "<number>" in want stand for any string or number (test/protocol.json).
+function protocolMatch(want, got) {
+  if (want === '<string>') return typeof got === 'string';
+  if (want === '<number>') return typeof got === 'number';
+  if (Array.isArray(want)) return Array.isArray(got) && got.length === want.length && want.every((w, i) => protocolMatch(w, got[i]));
+  if (want !== null && typeof want === 'object') {
+    if (got === null || typeof got !== 'object' || Array.isArray(got)) return false;
+    const keys = Object.keys(want);
+    return Object.keys(got).length === keys.length && keys.every((k) => k in got && protocolMatch(want[k], got[k]));
+  }
+  return want === got;
+}
+
+test('the internal protocol: shard.js answers test/protocol.json as memory.go does (protocol_test.go)', async () => {
+  const { steps } = JSON.parse(readFileSync(join(WORKER_DIR, 'test', 'protocol.json'), 'utf8'));
+  assert.ok(steps.length >= 20, `${steps.length} steps`);
+  for (const [i, s] of steps.entries()) {
+    const what = `step ${i} (${s.name})`;
+    const headers = s.shard ? { 'X-Edgebloom-Shard': JSON.stringify(s.shard) } : {};
+    const body = s.bodyText ?? (s.body === undefined ? undefined : JSON.stringify(s.body));
+    const res = await w.object(s.object, s.method, s.path, { headers, body });
+    assert.equal(res.status, s.want.status, `${what}: ${res.text}`);
+    if (s.want.error) {
+      assert.equal(res.json?.error?.code, s.want.error, `${what}: ${res.text}`);
+      assert.ok(res.json.error.message.length > 0, what);
+    } else if (s.want.json !== undefined) {
+      assert.ok(protocolMatch(s.want.json, res.json), `${what}: ${res.text}; want ${JSON.stringify(s.want.json)}`);
+    } else if (s.want.snapshotOf) {
+      const { capacity, errorRate, keys } = s.want.snapshotOf;
+      const f = new edgebloom.BloomFilter({ capacity, errorRate });
+      for (const k of keys) f.add(k);
+      assert.deepEqual(res.bytes, f.toBytes(), `${what}: the encoding of a filter of ${keys.length} keys`);
+      f.free();
+    } else if (s.want.empty) {
+      assert.equal(res.bytes.length, 0, what);
+    } else {
+      assert.fail(`${what} wants nothing`);
+    }
+  }
 });

@@ -1,0 +1,149 @@
+//go:build !(js && wasm)
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"reflect"
+	"testing"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+// protocolSuite is test/protocol.json: the internal protocol's steps, which
+// test/worker.test.js runs against shard.js in workerd too.
+type protocolSuite struct {
+	Steps []struct {
+		Name     string          `json:"name"`
+		Object   string          `json:"object"`
+		Method   string          `json:"method"`
+		Path     string          `json:"path"`
+		Shard    json.RawMessage `json:"shard"`
+		Body     json.RawMessage `json:"body"`
+		BodyText *string         `json:"bodyText"`
+		Want     struct {
+			Status     int    `json:"status"`
+			JSON       any    `json:"json"`
+			Error      string `json:"error"`
+			Empty      bool   `json:"empty"`
+			SnapshotOf *struct {
+				Capacity  uint64   `json:"capacity"`
+				ErrorRate float64  `json:"errorRate"`
+				Keys      []string `json:"keys"`
+			} `json:"snapshotOf"`
+		} `json:"want"`
+	} `json:"steps"`
+}
+
+// TestProtocol runs the protocol suite against memoryObjects, the Go
+// stand-in for the Durable Objects: it must answer as shard.js does.
+func TestProtocol(t *testing.T) {
+	data, err := os.ReadFile("test/protocol.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite protocolSuite
+	if err := json.Unmarshal(data, &suite); err != nil {
+		t.Fatal(err)
+	}
+	if len(suite.Steps) < 20 {
+		t.Fatalf("test/protocol.json has %d steps", len(suite.Steps))
+	}
+	o := newMemoryObjects()
+	for i, s := range suite.Steps {
+		header := http.Header{}
+		if s.Shard != nil {
+			header.Set(shardHeader, string(s.Shard))
+		}
+		body := []byte(s.Body)
+		if s.BodyText != nil {
+			body = []byte(*s.BodyText)
+		}
+		res, err := o.Fetch(context.Background(), s.Object, s.Method, s.Path, header, body)
+		if err != nil {
+			t.Fatalf("step %d (%s): %v", i, s.Name, err)
+		}
+		got, _ := io.ReadAll(res.Body)
+		if res.StatusCode != s.Want.Status {
+			t.Errorf("step %d (%s): status %d; want %d (%s)", i, s.Name, res.StatusCode, s.Want.Status, got)
+			continue
+		}
+		switch {
+		case s.Want.Error != "":
+			var e struct {
+				Error struct{ Code, Message string }
+			}
+			if json.Unmarshal(got, &e) != nil || e.Error.Code != s.Want.Error || e.Error.Message == "" {
+				t.Errorf("step %d (%s): %s; want the error %q with a message", i, s.Name, got, s.Want.Error)
+			}
+		case s.Want.JSON != nil:
+			var v any
+			if err := json.Unmarshal(got, &v); err != nil || !protocolMatch(s.Want.JSON, v) {
+				t.Errorf("step %d (%s): %s; want %v", i, s.Name, got, s.Want.JSON)
+			}
+		case s.Want.SnapshotOf != nil:
+			w := s.Want.SnapshotOf
+			f, err := bloom.New(w.Capacity, w.ErrorRate)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range w.Keys {
+				f.AddString(k)
+			}
+			want, _ := f.MarshalBinary()
+			if !bytes.Equal(got, want) {
+				t.Errorf("step %d (%s): %d bytes, not the encoding of a filter of %d keys (%d bytes)", i, s.Name, len(got), len(w.Keys), len(want))
+			}
+		case s.Want.Empty:
+			if len(got) != 0 {
+				t.Errorf("step %d (%s): a body of %d bytes; want none", i, s.Name, len(got))
+			}
+		default:
+			t.Fatalf("step %d (%s) wants nothing", i, s.Name)
+		}
+	}
+}
+
+// protocolMatch reports whether got is want, where "<string>" and
+// "<number>" in want stand for any string or number.
+func protocolMatch(want, got any) bool {
+	switch w := want.(type) {
+	case string:
+		switch w {
+		case "<string>":
+			_, ok := got.(string)
+			return ok
+		case "<number>":
+			_, ok := got.(float64)
+			return ok
+		}
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for k, v := range w {
+			if gv, ok := g[k]; !ok || !protocolMatch(v, gv) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !protocolMatch(w[i], g[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(want, got)
+}
