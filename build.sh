@@ -8,6 +8,8 @@
 #   deps       npm ci when node_modules is missing or older than package-lock.json
 #   test-go    every Go module of go.work: gofmt, vet, staticcheck, tests on the
 #              host (+race), GOARCH=386, GOOS=js GOARCH=wasm, fuzz smoke
+#   lint       ESLint on the JavaScript (npm run lint; npm run fix fixes
+#              what it can)
 #   lint-go    gofmt, then go vet and staticcheck in every Go module
 #   test-module DIR  the Go tests of one module (., urlkey, bench, worker...)
 #   test-redis the Redis filter (redisfilter/) against a real redis-server
@@ -338,6 +340,14 @@ test_go() {
 	done
 }
 
+# lint_js: ESLint's recommended rules (eslint.config.js) over every
+# JavaScript file.
+lint_js() {
+	log "eslint"
+	ensure_node_modules
+	node_modules/.bin/eslint .
+}
+
 test_js() {
 	log "node tests (js/test)"
 	node --test --test-reporter=spec js/test/
@@ -384,6 +394,7 @@ demo)
 	exec node web-demo/serve.js
 	;;
 test-go) setup && test_go ;;
+lint) lint_js ;;
 lint-go) lint_go ;;
 test-module) setup && test_module "${2:?usage: build.sh test-module DIR (an entry of go_modules)}" ;;
 test-redis) setup && test_module redisfilter ;;
@@ -396,6 +407,7 @@ test-ecosystem) setup && build_wasm && test_ecosystem ;;
 test-worker) setup && build_wasm && test_module worker && test_worker_js ;;
 test)
 	setup
+	lint_js
 	test_go
 	build_wasm
 	# The ecosystem suite mostly waits on child processes, so it runs beside

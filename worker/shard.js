@@ -53,10 +53,6 @@ function errorResponse(status, code, message, requestId) {
 
 const engineExited = (err) => err?.code === 'ERR_ENGINE_EXITED';
 
-function payloadBytes(bits) {
-  return Math.ceil(bits / 64) * 8;
-}
-
 export class Shard {
   constructor(ctx, env) {
     this.ctx = ctx;

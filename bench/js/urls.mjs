@@ -39,7 +39,7 @@ class Rng {
     // z = (z ^ z>>27) * 0x94d049bb133111eb
     zlo = (zlo ^ ((zlo >>> 27) | (zhi << 5))) >>> 0;
     zhi = (zhi ^ (zhi >>> 27)) >>> 0;
-    [zhi, zlo] = mul64(zhi, zlo, 0x94d049bb, 0x133111eb);
+    [zhi] = mul64(zhi, zlo, 0x94d049bb, 0x133111eb);
     // z ^ z>>31: the high half is zhi ^ zhi>>31
     this.outHi = (zhi ^ (zhi >>> 31)) >>> 0;
   }
