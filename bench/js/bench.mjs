@@ -1,5 +1,5 @@
 // Compares the edgebloom npm module with JavaScript Bloom filters in one Node
-// process, on the same two corpora as the Go benchmarks (./urls.mjs): crawl,
+// process, on the same two corpora as the Go benchmarks (./corpus.mjs): crawl,
 // crawler-like ASCII URLs, and intl, where about three quarters of the URLs
 // hold non-ASCII characters (IDN hosts, CJK paths, emoji). p = 1%:
 //
@@ -26,7 +26,7 @@ import zlib from 'node:zlib';
 import { BloomFilter as BloomFilterJS } from 'bloomfilter';
 
 import { packageScript } from './cold.mjs';
-import { firstAbsent, makeCorpus, numAbsent, probeMix } from './urls.mjs';
+import { loadCorpus } from './corpus.mjs';
 
 const require = createRequire(import.meta.url);
 const { BloomFilter: BloomFiltersJS } = require('bloom-filters');
@@ -287,16 +287,13 @@ async function main() {
 // its target checks.
 function runCorpus(corpus) {
   let t = performance.now();
-  const present = makeCorpus(0, N, corpus);
-  const absent = makeCorpus(firstAbsent, numAbsent, corpus);
-  const { mix, present: mixPresent } = probeMix(present.strings, absent.strings);
-  const bytes = present.data.length;
-  const nonASCII = present.strings.filter((k) => /[^\0-\x7f]/.test(k)).length;
+  const { present: keys, absent, mix, inMix: mixPresent, bytes } = loadCorpus(corpus, N);
+  const numAbsent = absent.length;
+  const nonASCII = keys.filter((k) => /[^\0-\x7f]/.test(k)).length;
   console.log(
     `## corpus ${corpus}: ${N} present URLs, ${((100 * nonASCII) / N).toFixed(0)}% with non-ASCII characters (${(bytes / N).toFixed(1)} bytes on average), ${numAbsent} absent, ` +
       `probe mix ${mix.length} (${mixPresent} present) in ${(performance.now() - t).toFixed(0)} ms`,
   );
-  const keys = present.strings;
   const addBatches = batches(keys, BATCH);
   const mixBatches = batches(mix, BATCH);
   const addWhole = [keys];
@@ -330,7 +327,7 @@ function runCorpus(corpus) {
         // Correctness and size once: no false negatives, FPR on never-added keys.
         const all = f.has(keys.slice(0, res.sample));
         if (all !== res.sample) throw new Error(`${lib.name}: ${all} of ${res.sample} added keys present: false negatives`);
-        res.fpr = f.has(absent.strings.slice(0, res.sample)) / res.sample;
+        res.fpr = f.has(absent.slice(0, res.sample)) / res.sample;
         res.bitsPerKey = f.bits / N;
         res.fresh = add.result;
       }

@@ -1,6 +1,12 @@
+// The corpora: crawler-like URLs made from their index, the same for the
+// Go benchmarks and, through WriteCorpus and cmd/corpus, the JavaScript one.
+
 package bench
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"runtime"
 	"strconv"
 	"sync"
@@ -97,17 +103,65 @@ func keySets(kind urlKind, n int) (present, absent, mix *corpus, inMix int) {
 // string, as a crawler probes the URL it holds) and otherwise one of absent.
 // It also returns how many of them are present.
 func probeMix(present, absent *corpus) (mix *corpus, inMix int) {
-	r := rng(corpusSeed ^ uint64(present.len()))
 	mix = &corpus{keys: make([]string, numAbsent)}
-	for j := range numAbsent {
-		if r.intn(2) == 0 {
-			mix.keys[j] = present.keys[r.intn(present.len())]
+	for j, i := range probeOrder(present.len()) {
+		if i >= 0 {
+			mix.keys[j] = present.keys[i]
 			inMix++
 		} else {
 			mix.keys[j] = absent.keys[j]
 		}
 	}
 	return mix, inMix
+}
+
+// probeOrder returns, for each of the numAbsent probes of the mix over n
+// present keys, the index of its present key, or -1 for absent key j.
+func probeOrder(n int) []int {
+	r := rng(corpusSeed ^ uint64(n))
+	order := make([]int, numAbsent)
+	for j := range order {
+		order[j] = -1
+		if r.intn(2) == 0 {
+			order[j] = r.intn(n)
+		}
+	}
+	return order
+}
+
+// WriteCorpus writes the corpus of the named kind ("crawl" or "intl") for
+// filters of n keys, as the Go benchmarks use it, to w for the JavaScript
+// benchmark (js/bench.mjs): a line "<n> <numAbsent>", the n present URLs in
+// their shuffled order, one a line, the numAbsent never-added URLs, then
+// the probe mix as numAbsent lines, each the index of a present URL or "a"
+// for the absent URL of the same line number. URLs hold no newline.
+func WriteCorpus(w io.Writer, kind string, n int) error {
+	var k urlKind
+	for _, c := range urlKinds {
+		if c.name == kind {
+			k = c
+		}
+	}
+	if k.name == "" {
+		return fmt.Errorf("bench: no corpus %q (crawl or intl)", kind)
+	}
+	bw := bufio.NewWriterSize(w, 1<<20)
+	fmt.Fprintf(bw, "%d %d\n", n, numAbsent)
+	for _, c := range []*corpus{makeCorpus(k, 0, n), makeCorpus(k, firstAbsent, numAbsent)} {
+		for _, key := range c.keys {
+			bw.WriteString(key)
+			bw.WriteByte('\n')
+		}
+	}
+	for _, i := range probeOrder(n) {
+		if i < 0 {
+			bw.WriteString("a\n")
+		} else {
+			bw.WriteString(strconv.Itoa(i))
+			bw.WriteByte('\n')
+		}
+	}
+	return bw.Flush()
 }
 
 // rng is a SplitMix64 generator.
