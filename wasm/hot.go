@@ -12,14 +12,16 @@ import (
 
 // The hot exports, key and keys. Neither defers a recover: both check every
 // handle and range before they index, and neither allocates, so neither can
-// panic. Classic filters go through AddPacked and HasPacked, which on wasm
-// hash and probe in one function; split-block filters get a direct call (a
-// case in key, addKey and hasKey); other kinds go through the filter
-// interface. A Go call costs more in wasm than natively (arguments and
+// panic. Classic batches go through AddPacked and HasPacked, which on wasm
+// hash and probe a group of keys at a time with few calls; one classic key
+// goes through AddPacked to add and Has to test (which stops at the first
+// unset bit, where HasPacked reads every word of its group); split-block
+// filters get a direct call (a case in key, addKey and hasKey); other kinds
+// go through the filter interface. A Go call costs more in wasm than natively (arguments and
 // results go through the Go stack in linear memory), so key makes as few as
 // it can.
 
-// one and oneOut carry a single key through AddPacked and HasPacked, which
+// one and oneOut carry a single key through AddPacked, which
 // on wasm hash and probe in one function: a call there costs more than the
 // slices.
 var (
@@ -56,12 +58,11 @@ func key(add, h, off, n int32) int32 {
 		return badKey(f)
 	}
 	if c, ok := f.(*bloom.Filter); ok {
-		one[0] = uint32(n)
-		if add == 1 {
-			c.AddPacked(k, one[:], oneOut[:])
-		} else {
-			c.HasPacked(k, one[:], oneOut[:])
+		if add == 0 {
+			return b2i(c.Has(k)) // stops at the first unset bit; HasPacked reads the k words of a group
 		}
+		one[0] = uint32(n)
+		c.AddPacked(k, one[:], oneOut[:])
 		return int32(oneOut[0])
 	}
 	if add == 1 {
