@@ -2,7 +2,7 @@
 // encodeInto) or as its bytes into the scratch buffer, one at a time or
 // packed in batches; a key longer than PIECE is hashed in pieces.
 
-import { OP_DIGEST, ERR_SPLIT } from './abi.js';
+import { OP_DIGEST } from './abi.js';
 import { call, check, keyView, keysCall, mem, mem32, scratch } from './core.js';
 
 // Keys longer than this (UTF-16 units of a string, or bytes) are hashed in
@@ -115,32 +115,55 @@ export function layout(count) {
 }
 
 // stringBatch adds (add 1) or tests (add 0) the strings keys[i:j], which
-// hold chars UTF-16 code units, with one encodeInto for each group of
-// JOIN_KEYS keys joined. The wasm side splits the UTF-8 by each key's length
-// in UTF-16 units, which JS knows without encoding. It returns false, having
-// changed nothing, when a join put a lone high surrogate at the end of one
-// key next to a lone low surrogate at the start of the next.
+// hold chars UTF-16 code units. Groups of JOIN_KEYS keys are joined and
+// encoded with one encodeInto while they are ASCII (most URLs), which makes
+// their lengths in bytes their lengths in units. A group that is not ASCII,
+// and the groups after it until one is ASCII again, are encoded key by key
+// into a standing view past the keys and copied into place (copyWithin): on
+// a corpus of non-ASCII URLs that cost less than one encodeInto of the
+// joined group followed by splitting the UTF-8 by the keys' UTF-16 lengths
+// in the engine (about 60 ns a key there), and less than making a view a
+// key. Lone surrogates become U+FFFD key by key, as add encodes them.
 function stringBatch(e, add, h, keys, i, j, chars, results) {
   const count = j - i;
   const [lens, keyStart] = layout(count);
-  const base = scratch(e, keyStart + 3 * chars);
+  let longest = 0;
+  for (let k = i; k < j; k++) if (keys[k].length > longest) longest = keys[k].length;
+  const tailAt = keyStart + 3 * chars;
+  const base = scratch(e, tailAt + 3 * longest);
   const view = keyView(e);
-  let end = keyStart;
-  for (let g = i; g < j; g += JOIN_KEYS) {
-    const text = keys.slice(g, Math.min(g + JOIN_KEYS, j)).join('');
-    end += encoder.encodeInto(text, view.subarray(end)).written;
-  }
+  const u8 = mem(e);
+  const tail = view.subarray(tailAt, tailAt + 3 * longest);
   const u32 = mem32(e);
-  const at = (base + lens) >>> 2;
-  for (let k = 0; k < count; k++) u32[at + k] = keys[i + k].length;
-  // All ASCII (most URLs): the lengths are byte lengths already.
-  const utf16 = end - keyStart === chars ? 0 : 1;
-  const status = keysCall(e, add, h, count, lens, keyStart, end, utf16);
-  if (status === ERR_SPLIT && !e.go.exited) return false;
+  const at = ((base + lens) >>> 2) - i;
+  let end = keyStart;
+  let joined = true;
+  for (let g = i; g < j; g += JOIN_KEYS) {
+    const stop = Math.min(g + JOIN_KEYS, j);
+    if (joined) {
+      const text = keys.slice(g, stop).join('');
+      const n = encoder.encodeInto(text, view.subarray(end)).written;
+      if (n === text.length) {
+        for (let k = g; k < stop; k++) u32[at + k] = keys[k].length;
+        end += n;
+        continue;
+      }
+    }
+    let ascii = true;
+    for (let k = g; k < stop; k++) {
+      const key = keys[k];
+      const n = encoder.encodeInto(key, tail).written;
+      u8.copyWithin(base + end, base + tailAt, base + tailAt + n);
+      u32[at + k] = n;
+      end += n;
+      if (n !== key.length) ascii = false;
+    }
+    joined = ascii;
+  }
+  const status = keysCall(e, add, h, count, lens, keyStart, end, 0);
   if (status < 0 || e.go.exited) check(e, status);
   const res = mem(e);
   for (let k = 0; k < count; k++) results[i + k] = res[base + k] === 1;
-  return true;
 }
 
 // bytesBatch adds or tests keys[i:j], of any key type, written one by one.
@@ -220,9 +243,8 @@ export function batchOp(e, add, h, keys) {
       if (strings) chars += key.length;
       j++;
     }
-    if (!strings || !stringBatch(e, add, h, keys, i, j, chars, results)) {
-      bytesBatch(e, add, h, keys, i, j, bytes, results);
-    }
+    if (strings) stringBatch(e, add, h, keys, i, j, chars, results);
+    else bytesBatch(e, add, h, keys, i, j, bytes, results);
     i = j;
   }
   return results;
