@@ -1,6 +1,6 @@
 // Command bbload loads URLs, one a line, into a bits-and-blooms filter with
 // test-and-add, the same work "edgebloom build" does, to compare the two
-// (see ../../README.md, "CLI"):
+// (see ../../README.md, "Commands"):
 //
 //	go run ./cmd/bbload -n 10000000 -p 0.01 urls.txt
 //

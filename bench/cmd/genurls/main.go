@@ -1,5 +1,5 @@
 // Command genurls writes crawler-like URLs, one a line, as input for the
-// edgebloom CLI benchmark (see ../../README.md, "CLI"):
+// edgebloom CLI benchmark (see ../../README.md, "Commands"):
 //
 //	go run ./cmd/genurls -n 10000000 -dup 0.1 > urls.txt
 //
