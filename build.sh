@@ -8,8 +8,8 @@
 #   deps       npm ci when node_modules is missing or older than package-lock.json
 #   test-go    every Go module of go.work: gofmt, vet, staticcheck, tests on the
 #              host (+race), GOARCH=386, GOOS=js GOARCH=wasm, fuzz smoke
-#   lint       ESLint on the JavaScript (npm run lint; npm run fix fixes
-#              what it can)
+#   lint       ESLint and prettier's check on the JavaScript (npm run lint;
+#              npm run fix fixes what they can)
 #   lint-go    gofmt, then go vet and staticcheck in every Go module
 #   test-module DIR  the Go tests of one module (., urlkey, bench, worker...)
 #   test-redis the Redis filter (redisfilter/) against a real redis-server
@@ -340,12 +340,14 @@ test_go() {
 	done
 }
 
-# lint_js: ESLint's recommended rules (eslint.config.js) over every
-# JavaScript file.
+# lint_js: ESLint's recommended rules (eslint.config.js) and prettier's
+# formatting (.prettierrc.json, .prettierignore) over every JavaScript and
+# TypeScript file.
 lint_js() {
-	log "eslint"
+	log "eslint and prettier"
 	ensure_node_modules
 	node_modules/.bin/eslint .
+	node_modules/.bin/prettier --check --log-level warn .
 }
 
 test_js() {

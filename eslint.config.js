@@ -1,5 +1,6 @@
-// ESLint's recommended rules for every JavaScript file of the repository
-// (npm run lint, which npm test runs first).
+// ESLint's recommended rules for every JavaScript file of the repository;
+// formatting is prettier's (.prettierrc.json). npm run lint runs both, and
+// npm test runs it first.
 import js from '@eslint/js';
 import globals from 'globals';
 

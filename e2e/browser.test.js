@@ -73,10 +73,13 @@ onmessage = async (e) => postMessage(await runChecks(edgebloom, e.data));`;
 
 let browser;
 let vectors;
-before(async () => {
-  vectors = await loadVectors();
-  browser = await launchChromium();
-}, { timeout });
+before(
+  async () => {
+    vectors = await loadVectors();
+    browser = await launchChromium();
+  },
+  { timeout },
+);
 after(cleanup);
 
 for (const { wasmType, source, streamed, setup = '' } of [

@@ -84,7 +84,12 @@ export function checkVectors(edgebloom, vectors) {
     // Loaded from Go's bytes: same answers, same bytes back.
     const loaded = edgebloom.fromBytes(fromBase64(v.base64));
     expect(`${v.name}: fromBytes, stats`, stats(loaded), want);
-    expectEach(`${v.name}: fromBytes, has`, v.probes, v.probes.map((p) => loaded.has(p)), v.has);
+    expectEach(
+      `${v.name}: fromBytes, has`,
+      v.probes,
+      v.probes.map((p) => loaded.has(p)),
+      v.has,
+    );
     expectEach(`${v.name}: fromBytes, hasMany`, v.probes, loaded.hasMany(v.probes), v.has);
     expect(`${v.name}: fromBytes, toBytes`, toBase64(loaded.toBytes()), v.base64);
     loaded.free();
@@ -106,9 +111,20 @@ export function checkVectors(edgebloom, vectors) {
       }
       addUpTo(addKeys.length);
       expectEach(`${v.name}: ${variant}`, addKeys, added, v.addResults);
-      if (v.removed) expectEach(`${v.name}: remove`, removeKeys, removeKeys.map((k) => f.remove(k)), v.removeResults);
+      if (v.removed)
+        expectEach(
+          `${v.name}: remove`,
+          removeKeys,
+          removeKeys.map((k) => f.remove(k)),
+          v.removeResults,
+        );
       expect(`${v.name}: built with ${variant}, stats`, stats(f), want);
-      expectEach(`${v.name}: built with ${variant}, has`, v.probes, v.probes.map((p) => f.has(p)), v.has);
+      expectEach(
+        `${v.name}: built with ${variant}, has`,
+        v.probes,
+        v.probes.map((p) => f.has(p)),
+        v.has,
+      );
       expect(`${v.name}: built with ${variant}, toBytes`, toBase64(f.toBytes()), v.base64);
       f.free();
     }
@@ -201,7 +217,9 @@ export async function runChecks(edgebloom, vectors, before = snapshotGlobals()) 
     for (const name of GLOBALS) {
       result.checked++;
       if (after[name] !== before[name]) {
-        result.failures.push(`globalThis.${name}: ${describe(after[name])} after init(), ${describe(before[name])} before`);
+        result.failures.push(
+          `globalThis.${name}: ${describe(after[name])} after init(), ${describe(before[name])} before`,
+        );
       }
     }
     return result;

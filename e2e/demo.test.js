@@ -75,7 +75,7 @@ async function testKey(key) {
 // a split-block filter's bits are numbered as a classic filter's.
 function valueAt(bytes, kind, i) {
   if (kind === 'counting') return (bytes[64 + (i >> 1)] >> (i % 2 ? 4 : 0)) & 15;
-  return (bytes[64 + Math.floor(i / 8)] >> i % 8) & 1;
+  return (bytes[64 + Math.floor(i / 8)] >> (i % 8)) & 1;
 }
 
 describe('web demo', () => {
@@ -87,13 +87,24 @@ describe('web demo', () => {
     assert.match(html.headers.get('content-security-policy'), /script-src 'self' 'wasm-unsafe-eval';/);
     assert.equal((await get('/js/edgebloom.wasm')).headers.get('content-type'), 'application/wasm');
     assert.match((await get('/js/index.js')).headers.get('content-type'), /^text\/javascript/);
-    for (const p of ['/serve.js', '/js/test/', '/package.json', '/js/../package.json', '/%2e%2e/package.json', '/js/index.d.ts', '/nope.html']) {
+    for (const p of [
+      '/serve.js',
+      '/js/test/',
+      '/package.json',
+      '/js/../package.json',
+      '/%2e%2e/package.json',
+      '/js/index.d.ts',
+      '/nope.html',
+    ]) {
       assert.equal((await get(p)).status, 404, p);
     }
     const html0 = await html.text();
     assert.doesNotMatch(html0, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline scripts');
     assert.doesNotMatch(html0, /\son[a-z]+=/, 'no inline event handlers');
-    assert.doesNotMatch(html0 + (await (await get('/main.js')).text()) + (await (await get('/style.css')).text()), /https?:\/\/(?!www\.w3\.org\/2000\/svg)(?!127\.0\.0\.1)[a-z]/i);
+    assert.doesNotMatch(
+      html0 + (await (await get('/main.js')).text()) + (await (await get('/style.css')).text()),
+      /https?:\/\/(?!www\.w3\.org\/2000\/svg)(?!127\.0\.0\.1)[a-z]/i,
+    );
   });
 
   test('derives m and k from n and p, or takes them directly', async () => {
@@ -165,24 +176,31 @@ describe('web demo', () => {
       hidden: box.hidden,
       text: box.textContent,
       positions: [...box.querySelectorAll('[data-pos]')].map((c) => Number(c.dataset.pos)),
-      values: Object.fromEntries([...box.querySelectorAll('[data-value]')].map((c) => [c.dataset.value, c.textContent])),
+      values: Object.fromEntries(
+        [...box.querySelectorAll('[data-value]')].map((c) => [c.dataset.value, c.textContent]),
+      ),
     }));
   }
 
   async function sizeMath() {
     return page.$eval('#sizemath', (box) => ({
       text: box.textContent,
-      results: Object.fromEntries([...box.querySelectorAll('[data-result]')].map((c) => [c.dataset.result, c.textContent])),
+      results: Object.fromEntries(
+        [...box.querySelectorAll('[data-result]')].map((c) => [c.dataset.result, c.textContent]),
+      ),
     }));
   }
 
   test('after keys were added the status line says what the filter holds, not "an empty filter"', async () => {
     const status = await page.textContent('#status');
     assert.doesNotMatch(status, /empty/);
-    assert.match(status, new RegExp(`classic filter of ${mirror.bits} bits and ${mirror.hashes} hashes, holding ${keys.length} keys`));
+    assert.match(
+      status,
+      new RegExp(`classic filter of ${mirror.bits} bits and ${mirror.hashes} hashes, holding ${keys.length} keys`),
+    );
   });
 
-  test('for the key added or tested, the page shows how one XXH64 gives each of its k positions, and they are the filter\'s', async () => {
+  test("for the key added or tested, the page shows how one XXH64 gives each of its k positions, and they are the filter's", async () => {
     for (const key of keys) {
       await testKey(key);
       const math = await hashMath();
@@ -201,7 +219,11 @@ describe('web demo', () => {
     // docs/format.md walks two keys through a filter of m = 24, k = 3
     // (written by Go's TestFormatDoc): the page shows the same numbers.
     const doc = await readFile(path.join(e2eDir, '..', 'docs', 'format.md'), 'utf8');
-    const walk = [...doc.matchAll(/key "([^"]+)" \(\d+ bytes of UTF-8\)\n\s+h1 = XXH64\(key, seed 0\) = (0x[0-9a-f]+)\n\s+h2 = mix64\(h1\)\s+= (0x[0-9a-f]+)\n\s+x\s+= hi64\(h1 · m\)\s+= (\d+)\n\s+y\s+= hi64\(h2 · m\)\s+= (\d+)\n((?:\s+position \d+ = \d+.*\n)+)/g)];
+    const walk = [
+      ...doc.matchAll(
+        /key "([^"]+)" \(\d+ bytes of UTF-8\)\n\s+h1 = XXH64\(key, seed 0\) = (0x[0-9a-f]+)\n\s+h2 = mix64\(h1\)\s+= (0x[0-9a-f]+)\n\s+x\s+= hi64\(h1 · m\)\s+= (\d+)\n\s+y\s+= hi64\(h2 · m\)\s+= (\d+)\n((?:\s+position \d+ = \d+.*\n)+)/g,
+      ),
+    ];
     assert.equal(walk.length, 2, 'docs/format.md walks two keys');
     await setParams({ sizing: 'mk', n: 5, m: 24, k: 3 });
     await page.click('#create');
@@ -209,7 +231,11 @@ describe('web demo', () => {
       await testKey(key);
       const math = await hashMath();
       assert.deepEqual(math.values, { h1, h2, x, y }, `the values of ${key}`);
-      assert.deepEqual(math.positions, [...lines.matchAll(/position \d+ = (\d+)/g)].map((m) => Number(m[1])), `the positions of ${key}`);
+      assert.deepEqual(
+        math.positions,
+        [...lines.matchAll(/position \d+ = (\d+)/g)].map((m) => Number(m[1])),
+        `the positions of ${key}`,
+      );
     }
     // The page's filter is the mirror again for the tests below.
     await setParams({ sizing: 'np', n: 20, p: '0.05' });
@@ -218,14 +244,21 @@ describe('web demo', () => {
   });
 
   test('the page shows how n and p give m and k with its numbers, and the filter it makes has them', async () => {
-    for (const [n, p, pText] of [[20, 0.05, '0.05'], [1000, 0.01, '1%'], [123456, 0.001, '0.001']]) {
+    for (const [n, p, pText] of [
+      [20, 0.05, '0.05'],
+      [1000, 0.01, '1%'],
+      [123456, 0.001, '0.001'],
+    ]) {
       await setParams({ n, p: pText });
       const want = eb.optimal(n, p);
       const math = await sizeMath();
       assert.equal(math.results.m, want.bits.toLocaleString('en-US'), `m for n = ${n}, p = ${p}`);
       assert.equal(math.results.k, String(want.hashes), `k for n = ${n}, p = ${p}`);
       assert.match(math.text, new RegExp(`⌈−${n.toLocaleString('en-US')} × ln ${p} / 0\\.4805⌉`));
-      assert.match(math.text, new RegExp(`round\\(${want.bits.toLocaleString('en-US')} / ${n.toLocaleString('en-US')} × 0\\.6931\\)`));
+      assert.match(
+        math.text,
+        new RegExp(`round\\(${want.bits.toLocaleString('en-US')} / ${n.toLocaleString('en-US')} × 0\\.6931\\)`),
+      );
       // Shown with three significant digits, in % from 0.1 %.
       const shown = math.results.rate;
       const rate = shown.endsWith(' %') ? Number(shown.slice(0, -2)) / 100 : Number(shown);
@@ -238,7 +271,10 @@ describe('web demo', () => {
     const math = await sizeMath();
     assert.equal(await stats('Size m'), `${math.results.m} bits`, 'the filter made has the m shown');
     assert.equal(await stats('Hashes k'), math.results.k, 'the filter made has the k shown');
-    assert.equal(await page.textContent('#status'), `Ready: an empty classic filter of ${math.results.m} bits and ${math.results.k} hashes. Type a key below and press Enter.`);
+    assert.equal(
+      await page.textContent('#status'),
+      `Ready: an empty classic filter of ${math.results.m} bits and ${math.results.k} hashes. Type a key below and press Enter.`,
+    );
     await page.locator('#size-h').scrollIntoViewIfNeeded();
     await shot('size-math-desktop');
     for (const key of keys) await addKey(key);
@@ -273,7 +309,9 @@ describe('web demo', () => {
 
   async function shownExplanation() {
     return page.$$eval('#fplist li', (lis) =>
-      Object.fromEntries(lis.map((li) => [li.dataset.bit, [...li.querySelectorAll('.kname')].map((q) => q.textContent).sort()])),
+      Object.fromEntries(
+        lis.map((li) => [li.dataset.bit, [...li.querySelectorAll('.kname')].map((q) => q.textContent).sort()]),
+      ),
     );
   }
 
@@ -290,9 +328,14 @@ describe('web demo', () => {
     // One the page finds itself.
     await page.fill('#key', '');
     await page.click('#findfp');
-    await page.waitForFunction(() => /Found after|No false positive/.test(document.querySelector('#verdict').textContent));
+    await page.waitForFunction(() =>
+      /Found after|No false positive/.test(document.querySelector('#verdict').textContent),
+    );
     const found = await page.inputValue('#key');
-    assert.match(await page.textContent('#verdict'), new RegExp(`Found after [0-9,]+ tr(y|ies): "${found}": probably in the set`));
+    assert.match(
+      await page.textContent('#verdict'),
+      new RegExp(`Found after [0-9,]+ tr(y|ies): "${found}": probably in the set`),
+    );
     assert.ok(mirror.has(found) && !keys.includes(found), `${found} is a false positive`);
     assert.deepEqual(await shownExplanation(), expectedExplanation(found, keys));
   });
@@ -318,7 +361,9 @@ describe('web demo', () => {
     const counters = async () => {
       const bytes = c.toBytes();
       const want = Array.from({ length: 64 }, (_, i) => valueAt(bytes, 'counting', i) || '');
-      const got = await page.$$eval('#grid .c', (cells) => cells.map((x) => (x.textContent ? Number(x.textContent) : '')));
+      const got = await page.$$eval('#grid .c', (cells) =>
+        cells.map((x) => (x.textContent ? Number(x.textContent) : '')),
+      );
       assert.deepEqual(got, want);
     };
     for (const key of ['red', 'green', 'red', 'blue']) {
@@ -363,7 +408,9 @@ describe('web demo', () => {
   test('bulk insert of 1,000 URLs draws the fill and the false-positive rate', async () => {
     await page.check('input[name="kind"][value="classic"]');
     await page.click('#bulksize');
-    await page.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, {
+      timeout: 30_000,
+    });
     assert.match(await page.textContent('#bulk-status'), /^Done: added 1,000 URLs\./);
     assert.match(await page.textContent('#gridcaption'), /each square stands for about/);
     assert.equal(await page.$$eval('#grid .c', (c) => c.length), 1024);
@@ -392,7 +439,9 @@ describe('web demo', () => {
   async function openFile(file) {
     await page.setInputFiles('#file', file);
     await page.waitForFunction(
-      (name) => document.querySelector('#file-err').textContent || document.querySelector('#fileinfo').textContent.includes(name),
+      (name) =>
+        document.querySelector('#file-err').textContent ||
+        document.querySelector('#fileinfo').textContent.includes(name),
       path.basename(file),
     );
   }
@@ -446,7 +495,9 @@ describe('web demo', () => {
     const want = probes.map((k) => node.has(k));
     node.free();
     const verdicts = await verdictsFor(probes);
-    probes.forEach((k, i) => assert.match(verdicts[i], want[i] ? /probably in the set/ : /certainly not in the set/, k));
+    probes.forEach((k, i) =>
+      assert.match(verdicts[i], want[i] ? /probably in the set/ : /certainly not in the set/, k),
+    );
     assert.deepEqual(want.slice(0, 5), [true, true, true, true, true]);
   });
 
@@ -532,13 +583,18 @@ describe('web demo', () => {
       await addKey(key);
       assert.deepEqual(await marked('.c.new, .c.old'), sorted(positions), `cells lit for ${key}`);
       assert.deepEqual(await marked('.c.new'), fresh, `newly set cells for ${key}`);
-      assert.deepEqual(await page.$$eval('#grid .blockwrap.hit', (w) => w.map((x) => Number(x.dataset.block))), [block]);
-      assert.match(await page.textContent('#verdict'), new RegExp(`bits: ${positions.join(', ')}\\..* in block ${block} `));
+      assert.deepEqual(await page.$$eval('#grid .blockwrap.hit', (w) => w.map((x) => Number(x.dataset.block))), [
+        block,
+      ]);
+      assert.match(
+        await page.textContent('#verdict'),
+        new RegExp(`bits: ${positions.join(', ')}\\..* in block ${block} `),
+      );
     }
     const bytes = b.toBytes();
     const set = [];
     for (let i = 0; i < b.bits; i++) if (valueAt(bytes, 'blocked', i)) set.push(i);
-    assert.deepEqual(await marked('.c.set'), set, 'every cell shows the module\'s bit');
+    assert.deepEqual(await marked('.c.set'), set, "every cell shows the module's bit");
 
     let absent;
     for (let i = 0; !absent; i++) if (!b.has(`zebra-${i}`)) absent = `zebra-${i}`;
@@ -574,16 +630,28 @@ describe('web demo', () => {
       const positions = big.positions(key);
       const block = Math.floor(positions[0] / 256);
       const drawn = await page.$$eval('#grid .c', (c) => c.map((x) => Number(x.dataset.i)));
-      assert.deepEqual([drawn.length, drawn[0], drawn[255]], [256, 256 * block, 256 * block + 255], `the block of ${key}`);
+      assert.deepEqual(
+        [drawn.length, drawn[0], drawn[255]],
+        [256, 256 * block, 256 * block + 255],
+        `the block of ${key}`,
+      );
       assert.deepEqual(await marked('.c.new, .c.old'), sorted(positions), `cells lit for ${key}`);
-      assert.match(await page.textContent('#gridcaption'), new RegExp(`This is block ${block.toLocaleString('en-US')},`));
+      assert.match(
+        await page.textContent('#gridcaption'),
+        new RegExp(`This is block ${block.toLocaleString('en-US')},`),
+      );
     }
     assert.match(await testKey('pear'), /"pear": probably in the set/);
     assert.deepEqual(await marked('.c.probe'), sorted(big.positions('pear')));
     await page.click('#bulk');
-    await page.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, { timeout: 30_000 });
+    await page.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, {
+      timeout: 30_000,
+    });
     assert.equal(await page.$$eval('#chart-fpr path.theory', (c) => c.length), 1);
-    assert.match(await page.textContent('#stats'), new RegExp(`Blocks${big.blocks.toLocaleString('en-US')} of 256 bits`));
+    assert.match(
+      await page.textContent('#stats'),
+      new RegExp(`Blocks${big.blocks.toLocaleString('en-US')} of 256 bits`),
+    );
     await page.locator('#keys-h').scrollIntoViewIfNeeded();
     await shot('blocked-large-desktop');
   });
@@ -625,12 +693,16 @@ describe('web demo', () => {
       await phone.press('#key', 'Enter');
     }
     await phone.click('#findfp');
-    await phone.waitForFunction(() => /Found after|No false positive/.test(document.querySelector('#verdict').textContent));
+    await phone.waitForFunction(() =>
+      /Found after|No false positive/.test(document.querySelector('#verdict').textContent),
+    );
     await phone.waitForTimeout(700);
     assert.ok(await fits(), 'no horizontal scroll with a verdict');
     await shot('false-positive-phone', phone);
     await phone.click('#bulksize');
-    await phone.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, { timeout: 30_000 });
+    await phone.waitForFunction(() => document.querySelector('#bulk-status').textContent.startsWith('Done'), null, {
+      timeout: 30_000,
+    });
     assert.ok(await fits(), 'no horizontal scroll with the charts');
     await shot('bulk-phone', phone);
     await phone.check('input[name="kind"][value="blocked"]');
@@ -650,9 +722,14 @@ describe('web demo', () => {
     const reached = new Set();
     for (let i = 0; i < 40; i++) {
       await page.keyboard.press('Tab');
-      reached.add(await page.evaluate(() => document.activeElement.id || document.activeElement.name || document.activeElement.className));
+      reached.add(
+        await page.evaluate(
+          () => document.activeElement.id || document.activeElement.name || document.activeElement.className,
+        ),
+      );
     }
-    for (const id of ['n', 'p', 'create', 'key', 'add', 'test', 'findfp', 'bulk', 'download', 'file']) assert.ok(reached.has(id), `Tab reaches #${id}`);
+    for (const id of ['n', 'p', 'create', 'key', 'add', 'test', 'findfp', 'bulk', 'download', 'file'])
+      assert.ok(reached.has(id), `Tab reaches #${id}`);
     // Adding by keyboard alone.
     await page.focus('#key');
     await page.keyboard.type('typed');
@@ -662,7 +739,12 @@ describe('web demo', () => {
 
   test('no console errors, and no request left 127.0.0.1', () => {
     browser.assertClean();
-    const hosts = new Set(browser.requests.map((u) => new URL(u)).filter((u) => u.protocol.startsWith('http')).map((u) => u.host));
+    const hosts = new Set(
+      browser.requests
+        .map((u) => new URL(u))
+        .filter((u) => u.protocol.startsWith('http'))
+        .map((u) => u.host),
+    );
     assert.deepEqual([...hosts], [new URL(server.url).host]);
   });
 });
@@ -671,7 +753,9 @@ describe('web demo', () => {
 // (bloom/testdata/vectors.json, see its README), with the keys they hold.
 async function goFilters() {
   const v = JSON.parse(await readFile(vectorsPath, 'utf8'));
-  const filters = [...v.filters, ...v.blocked].filter((f) => f.base64 && Array.isArray(f.probes) && Array.isArray(f.has));
+  const filters = [...v.filters, ...v.blocked].filter(
+    (f) => f.base64 && Array.isArray(f.probes) && Array.isArray(f.has),
+  );
   assert.ok(filters.length >= 3, 'the golden vectors hold filters');
   return filters;
 }

@@ -45,13 +45,16 @@ self.beforeInit = (() => {
 
 let browser;
 let dir;
-before(async () => {
-  dir = await tempDir('extension');
-  await writeFiles(dir, { 'manifest.json': manifest, 'background.js': background });
-  await copyPackageFiles(path.join(dir, 'edgebloom'));
-  await cp(path.join(e2eDir, 'check.js'), path.join(dir, 'check.js'));
-  browser = await launchChromium({ extensionDir: dir });
-}, { timeout });
+before(
+  async () => {
+    dir = await tempDir('extension');
+    await writeFiles(dir, { 'manifest.json': manifest, 'background.js': background });
+    await copyPackageFiles(path.join(dir, 'edgebloom'));
+    await cp(path.join(e2eDir, 'check.js'), path.join(dir, 'check.js'));
+    browser = await launchChromium({ extensionDir: dir });
+  },
+  { timeout },
+);
 after(cleanup);
 
 test('MV3 service worker', { timeout }, async () => {

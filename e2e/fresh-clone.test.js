@@ -20,7 +20,8 @@ after(async () => {
   await cleanup();
 });
 
-const git = (args, cwd) => execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
+const git = (args, cwd) =>
+  execFileSync('git', args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 
 function committedHead() {
   try {
@@ -81,7 +82,8 @@ async function waitForServer(url, server, timeoutMs) {
       await res.arrayBuffer();
       return;
     } catch {}
-    if (Date.now() > deadline) assert.fail(`npm start did not answer on ${url} in ${timeoutMs} ms:\n${server.output()}`);
+    if (Date.now() > deadline)
+      assert.fail(`npm start did not answer on ${url} in ${timeoutMs} ms:\n${server.output()}`);
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }

@@ -446,7 +446,9 @@ export async function assertWorkerdBundle(dir, packageDir) {
   assert.deepEqual(bundledEntries(bundle.meta), ['workerd'], "the package's entry points in the bundle");
   const wasm = bundle.files.filter((f) => f.endsWith('.wasm'));
   assert.equal(wasm.length, 1, `one wasm module in ${bundle.files}`);
-  const importsWasm = bundle.text.split('\n').some((line) => /^import \w+ from "\.\/(.*)";$/.exec(line)?.[1] === wasm[0]);
+  const importsWasm = bundle.text
+    .split('\n')
+    .some((line) => /^import \w+ from "\.\/(.*)";$/.exec(line)?.[1] === wasm[0]);
   assert.ok(importsWasm, `the bundle imports ${wasm[0]}`);
   const [emitted, original] = await Promise.all([
     readFile(path.join(bundle.outdir, wasm[0])),

@@ -9,10 +9,13 @@ import * as esbuild from 'esbuild';
 import { bundledEntries, cleanup, linkPackage, repoRoot, run, tempDir, timeout } from './helpers.js';
 
 let dir;
-before(async () => {
-  dir = await tempDir('exports');
-  await linkPackage(dir);
-}, { timeout });
+before(
+  async () => {
+    dir = await tempDir('exports');
+    await linkPackage(dir);
+  },
+  { timeout },
+);
 after(cleanup);
 
 // Node: import.meta.resolve with the conditions node adds (node, import)
@@ -50,11 +53,23 @@ const bundlers = [
   { name: 'platform browser', options: { platform: 'browser' }, want: 'index' },
   { name: 'platform neutral', options: { platform: 'neutral' }, want: 'index' },
   { name: "wrangler's conditions", options: { platform: 'browser', conditions: wranglers }, want: 'workerd' },
-  { name: "wrangler's conditions, platform node", options: { platform: 'node', conditions: wranglers }, want: 'workerd' },
-  { name: 'a web worker (worker, browser)', options: { platform: 'browser', conditions: ['worker', 'browser'] }, want: 'index' },
+  {
+    name: "wrangler's conditions, platform node",
+    options: { platform: 'node', conditions: wranglers },
+    want: 'workerd',
+  },
+  {
+    name: 'a web worker (worker, browser)',
+    options: { platform: 'browser', conditions: ['worker', 'browser'] },
+    want: 'index',
+  },
   { name: 'platform node', options: { platform: 'node' }, want: 'node' },
   // Vercel's Edge functions and Next.js middleware.
-  { name: "Vercel Edge's conditions", options: { platform: 'browser', conditions: ['edge-light', 'worker', 'browser'] }, want: 'edge-light' },
+  {
+    name: "Vercel Edge's conditions",
+    options: { platform: 'browser', conditions: ['edge-light', 'worker', 'browser'] },
+    want: 'edge-light',
+  },
 ];
 
 const exported = {};

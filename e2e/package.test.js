@@ -62,28 +62,34 @@ const tsconfig = (lib) => ({
   files: ['usage.ts'],
 });
 
-before(async () => {
-  vectors = await loadVectors();
-  const packDir = await tempDir('pack');
-  await run('npm', ['pack', '--pack-destination', packDir], { cwd: repoRoot });
-  tarball = path.join(packDir, (await readdir(packDir)).find((f) => f.endsWith('.tgz')));
+before(
+  async () => {
+    vectors = await loadVectors();
+    const packDir = await tempDir('pack');
+    await run('npm', ['pack', '--pack-destination', packDir], { cwd: repoRoot });
+    tarball = path.join(
+      packDir,
+      (await readdir(packDir)).find((f) => f.endsWith('.tgz')),
+    );
 
-  project = await tempDir('consumer');
-  workerConfig = await writeWorkerProject(project);
-  await writeFiles(project, {
-    'main.js': nodeMain,
-    'app.js': browserApp,
-    'usage.ts': await readFile(path.join(e2eDir, 'usage.ts'), 'utf8'),
-    'vectors.json': vectors,
-    'tsconfig.json': tsconfig(['es2022', 'dom']),
-    'tsconfig.esnext.json': tsconfig(['esnext', 'dom']),
-  });
-  await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], {
-    cwd: project,
-    env: { npm_config_cache: path.join(project, '.npm-cache') },
-  });
-  installed = path.join(project, 'node_modules/edgebloom');
-}, { timeout });
+    project = await tempDir('consumer');
+    workerConfig = await writeWorkerProject(project);
+    await writeFiles(project, {
+      'main.js': nodeMain,
+      'app.js': browserApp,
+      'usage.ts': await readFile(path.join(e2eDir, 'usage.ts'), 'utf8'),
+      'vectors.json': vectors,
+      'tsconfig.json': tsconfig(['es2022', 'dom']),
+      'tsconfig.esnext.json': tsconfig(['esnext', 'dom']),
+    });
+    await run('npm', ['install', '--offline', '--no-audit', '--no-fund', tarball], {
+      cwd: project,
+      env: { npm_config_cache: path.join(project, '.npm-cache') },
+    });
+    installed = path.join(project, 'node_modules/edgebloom');
+  },
+  { timeout },
+);
 after(cleanup);
 
 test('the tarball holds the module, its wasm and types, and no tests or Go sources', { timeout }, async () => {
@@ -93,8 +99,8 @@ test('the tarball holds the module, its wasm and types, and no tests or Go sourc
   }
   assert.ok(files.includes('package/js/edgebloom.wasm'), `package/js/edgebloom.wasm in ${files}`);
   assert.ok(files.includes('package/js/index.d.ts'), `package/js/index.d.ts in ${files}`);
-  const unwanted = files.filter(
-    (f) => /\.go$|\/go\.(mod|sum)$|^package\/js\/test\/|^package\/(bloom|wasm|bench|worker|web-demo|e2e)\//.test(f),
+  const unwanted = files.filter((f) =>
+    /\.go$|\/go\.(mod|sum)$|^package\/js\/test\/|^package\/(bloom|wasm|bench|worker|web-demo|e2e)\//.test(f),
   );
   assert.deepEqual(unwanted, []);
 });
@@ -120,7 +126,10 @@ test('an esbuild browser bundle, with the wasm copied next to it, in Chromium', 
   });
   const inputs = Object.keys(build.metafile.inputs).filter((f) => f.startsWith('node_modules/edgebloom/'));
   assert.ok(inputs.includes('node_modules/edgebloom/js/index.js'), `bundled: ${inputs}`);
-  assert.deepEqual(inputs.filter((f) => /js\/(node|workerd)\.js$/.test(f)), []);
+  assert.deepEqual(
+    inputs.filter((f) => /js\/(node|workerd)\.js$/.test(f)),
+    [],
+  );
   // What the README tells users: esbuild does not copy the wasm.
   await copyFile(path.join(installed, 'js/edgebloom.wasm'), path.join(site, 'edgebloom.wasm'));
 

@@ -33,9 +33,13 @@ async function sandbox({ uid, packages }) {
   await mkdir(path.join(dir, 'e2e/ecosystem'), { recursive: true });
   await writeFile(path.join(dir, 'e2e/ecosystem/package-lock.json'), '{}\n');
   const stub = (name, body = '') =>
-    writeFile(path.join(bin, name), `#!/bin/bash\necho "${name} $* DEBIAN_FRONTEND=\${DEBIAN_FRONTEND:-}" >>"${dir}/calls.log"\n${body}`, {
-      mode: 0o755,
-    });
+    writeFile(
+      path.join(bin, name),
+      `#!/bin/bash\necho "${name} $* DEBIAN_FRONTEND=\${DEBIAN_FRONTEND:-}" >>"${dir}/calls.log"\n${body}`,
+      {
+        mode: 0o755,
+      },
+    );
   await stub('npm', 'mkdir -p node_modules && echo "{}" >node_modules/.package-lock.json\n');
   await stub('apt-get');
   await writeFile(path.join(bin, 'id'), `#!/bin/bash\necho ${uid}\n`, { mode: 0o755 });
@@ -67,7 +71,7 @@ test('npm ci when node_modules is missing or older than package-lock.json, and o
   const { dir, setup } = await sandbox({ uid: 0, packages: present });
   let r = setup();
   assert.equal(r.status, 0, r.stderr);
-  assert.deepEqual(r.calls, [ci, ecosystem], 'fresh clone: npm ci, then the ecosystem tests\' deps');
+  assert.deepEqual(r.calls, [ci, ecosystem], "fresh clone: npm ci, then the ecosystem tests' deps");
   assert.ok(existsSync(path.join(dir, 'e2e/ecosystem/node_modules/.package-lock.json')), 'installed in e2e/ecosystem');
 
   r = setup();
@@ -108,7 +112,10 @@ test('missing system packages: one line naming the command otherwise', async () 
   const { setup } = await sandbox({ uid: 1000, packages: missing });
   const r = setup();
   assert.notEqual(r.status, 0);
-  assert.equal(r.stderr, 'build.sh: the tests need chromium redis-server: run sudo apt-get install -y chromium redis-server\n');
+  assert.equal(
+    r.stderr,
+    'build.sh: the tests need chromium redis-server: run sudo apt-get install -y chromium redis-server\n',
+  );
   assert.ok(!r.calls.some((c) => c.startsWith('apt-get')), r.calls.join('\n'));
 });
 

@@ -2,8 +2,20 @@
 // must be an error, so the types are not just `any`. Type-checked by the
 // package and ecosystem tests against the installed package.
 import {
-  init, BloomFilter, CountingBloomFilter, ScalableBloomFilter, BlockedBloomFilter, fromBytes, optimal, estimateFPR, optimalBlocks, estimateBlockedFPR,
-  MAX_BITS, type Key, type FilterStats, type WasmSource,
+  init,
+  BloomFilter,
+  CountingBloomFilter,
+  ScalableBloomFilter,
+  BlockedBloomFilter,
+  fromBytes,
+  optimal,
+  estimateFPR,
+  optimalBlocks,
+  estimateBlockedFPR,
+  MAX_BITS,
+  type Key,
+  type FilterStats,
+  type WasmSource,
 } from 'edgebloom';
 
 const sources: WasmSource[] = [new URL('https://example.com/edgebloom.wasm'), '/edgebloom.wasm', new Uint8Array(8)];
@@ -38,7 +50,21 @@ const blocks: number = new BlockedBloomFilter({ blocks: 8 }).blocks;
 const blockedPositions: number[] = b.positions(key);
 const sameBlocked: boolean = b.equals(BlockedBloomFilter.fromBytes(b.toBytes()));
 for (const g of [f, c, s, again, b, fromParquet]) g.free();
-console.log(isNew, answers, positions, stats, kind, removed, layers, fpr, sizedBlocks, blockedRate, blocks, blockedPositions, sameBlocked);
+console.log(
+  isNew,
+  answers,
+  positions,
+  stats,
+  kind,
+  removed,
+  layers,
+  fpr,
+  sizedBlocks,
+  blockedRate,
+  blocks,
+  blockedPositions,
+  sameBlocked,
+);
 
 // @ts-expect-error: a key is a string or a Uint8Array
 f.add(42);

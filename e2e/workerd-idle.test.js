@@ -92,33 +92,42 @@ export default {
 };
 `;
 
-test('workerd: a kept filter still answers after a dropped one was finalized and the isolate idled, at global scope and in a Durable Object', { timeout }, async () => {
-  const dir = await tempDir('workerd-idle');
-  const config = { name: 'edgebloom-e2e-idle', main: 'src/index.js', compatibility_date: compatibilityDate, compatibility_flags: [] };
-  await writeFiles(dir, {
-    'package.json': { name: 'edgebloom-e2e-idle', private: true, type: 'module' },
-    'wrangler.jsonc': config,
-    'src/index.js': workerSource,
-  });
-  await linkPackage(dir);
-  const bundle = await assertWorkerdBundle(dir, repoRoot);
-  const mf = await startMiniflare(bundle, config, { durableObjects: { HOLDER: 'HolderObject' } });
-  const get = async (path) => (await mf.dispatchFetch(`http://worker${path}`)).json();
-  for (const at of ['', '/do']) {
-    assert.deepEqual(await get(`${at}/setup`), { ok: true }, at);
-    let rounds = 0;
-    for (; rounds < 200 && (await get(`${at}/churn`)).gone === 0; rounds++);
-    assert.ok(rounds < 200, `${at}: the dropped filter was never collected`);
-    // The package's registry may run its callback after the holder's.
-    for (let i = 0; i < 5; i++) await get(`${at}/churn`);
-    assert.deepEqual(await get(`${at}/kept`), { present: 2000, of: 2000, added: true }, at);
-  }
-  // Then idle, as an isolate between requests: Go's runtime has timers of
-  // its own (its background scavenger) that fire meanwhile and read the
-  // clock.
-  await new Promise((resolve) => setTimeout(resolve, 3000));
-  for (const at of ['', '/do']) {
-    await get(`${at}/churn`);
-    assert.deepEqual(await get(`${at}/kept`), { present: 2000, of: 2000, added: false }, at);
-  }
-});
+test(
+  'workerd: a kept filter still answers after a dropped one was finalized and the isolate idled, at global scope and in a Durable Object',
+  { timeout },
+  async () => {
+    const dir = await tempDir('workerd-idle');
+    const config = {
+      name: 'edgebloom-e2e-idle',
+      main: 'src/index.js',
+      compatibility_date: compatibilityDate,
+      compatibility_flags: [],
+    };
+    await writeFiles(dir, {
+      'package.json': { name: 'edgebloom-e2e-idle', private: true, type: 'module' },
+      'wrangler.jsonc': config,
+      'src/index.js': workerSource,
+    });
+    await linkPackage(dir);
+    const bundle = await assertWorkerdBundle(dir, repoRoot);
+    const mf = await startMiniflare(bundle, config, { durableObjects: { HOLDER: 'HolderObject' } });
+    const get = async (path) => (await mf.dispatchFetch(`http://worker${path}`)).json();
+    for (const at of ['', '/do']) {
+      assert.deepEqual(await get(`${at}/setup`), { ok: true }, at);
+      let rounds = 0;
+      for (; rounds < 200 && (await get(`${at}/churn`)).gone === 0; rounds++);
+      assert.ok(rounds < 200, `${at}: the dropped filter was never collected`);
+      // The package's registry may run its callback after the holder's.
+      for (let i = 0; i < 5; i++) await get(`${at}/churn`);
+      assert.deepEqual(await get(`${at}/kept`), { present: 2000, of: 2000, added: true }, at);
+    }
+    // Then idle, as an isolate between requests: Go's runtime has timers of
+    // its own (its background scavenger) that fire meanwhile and read the
+    // clock.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    for (const at of ['', '/do']) {
+      await get(`${at}/churn`);
+      assert.deepEqual(await get(`${at}/kept`), { present: 2000, of: 2000, added: false }, at);
+    }
+  },
+);

@@ -17,9 +17,12 @@ import {
 } from './helpers.js';
 
 let vectors;
-before(async () => {
-  vectors = await loadVectors();
-}, { timeout });
+before(
+  async () => {
+    vectors = await loadVectors();
+  },
+  { timeout },
+);
 after(cleanup);
 
 for (const flags of [[], ['nodejs_compat']]) {

@@ -19,7 +19,8 @@ export function positiveInteger(name, value, max) {
 
 export function rate(name, value) {
   if (typeof value !== 'number') throw new TypeError(`edgebloom: "${name}" must be a number, got ${typeof value}`);
-  if (!(value > 0 && value < 1)) throw new RangeError(`edgebloom: "${name}" must be between 0 and 1 (exclusive), got ${value}`);
+  if (!(value > 0 && value < 1))
+    throw new RangeError(`edgebloom: "${name}" must be between 0 and 1 (exclusive), got ${value}`);
   return value;
 }
 

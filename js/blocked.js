@@ -22,11 +22,17 @@ function blockedArgs(opts) {
     );
   }
   if (opts.forParquet !== undefined && typeof opts.forParquet !== 'boolean') {
-    throw new TypeError(`edgebloom: new BlockedBloomFilter: "forParquet" must be a boolean, got ${typeof opts.forParquet}`);
+    throw new TypeError(
+      `edgebloom: new BlockedBloomFilter: "forParquet" must be a boolean, got ${typeof opts.forParquet}`,
+    );
   }
   // Sizing 2: Go's ParquetBlocks, a power of two of blocks.
   const sizing = opts.forParquet ? 2 : 0;
-  return [sizing, positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER), rate('errorRate', opts.errorRate)];
+  return [
+    sizing,
+    positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER),
+    rate('errorRate', opts.errorRate),
+  ];
 }
 
 /**

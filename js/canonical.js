@@ -14,8 +14,25 @@
 const DEFAULT_PORTS = { http: '80', https: '443', ws: '80', wss: '443' };
 
 const TRACKING = new Set([
-  'gclid', 'gclsrc', 'gbraid', 'wbraid', 'dclid', '_ga', '_gl', 'fbclid', 'msclkid', 'mc_cid', 'mc_eid',
-  'yclid', 'igshid', 'twclid', 'ttclid', 'li_fat_id', '_hsenc', '_hsmi', 'mkt_tok',
+  'gclid',
+  'gclsrc',
+  'gbraid',
+  'wbraid',
+  'dclid',
+  '_ga',
+  '_gl',
+  'fbclid',
+  'msclkid',
+  'mc_cid',
+  'mc_eid',
+  'yclid',
+  'igshid',
+  'twclid',
+  'ttclid',
+  'li_fat_id',
+  '_hsenc',
+  '_hsmi',
+  'mkt_tok',
 ]);
 
 const HEX = '0123456789ABCDEF';
@@ -72,12 +89,13 @@ function punycodeDecode(input) {
   let n = 128;
   let bias = 72;
   let i = 0;
-  for (let pos = delim > 0 ? delim + 1 : 0; pos < input.length; ) {
+  for (let pos = delim > 0 ? delim + 1 : 0; pos < input.length;) {
     const oldi = i;
     for (let w = 1, k = base; ; k += base) {
       if (pos >= input.length) fail('invalid punycode');
       const c = input.charCodeAt(pos++);
-      const digit = c >= 0x30 && c <= 0x39 ? c - 22 : c >= 0x61 && c <= 0x7a ? c - 0x61 : c >= 0x41 && c <= 0x5a ? c - 0x41 : base;
+      const digit =
+        c >= 0x30 && c <= 0x39 ? c - 22 : c >= 0x61 && c <= 0x7a ? c - 0x61 : c >= 0x41 && c <= 0x5a ? c - 0x41 : base;
       if (digit >= base || digit > Math.floor((0x7fffffff - i) / w)) fail('invalid punycode');
       i += digit * w;
       const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
@@ -166,7 +184,8 @@ export function canonicalURL(url, opts) {
   const colon = s.indexOf(':');
   if (colon < 0) fail('no scheme');
   const scheme = s.slice(0, colon).toLowerCase();
-  if (!Object.hasOwn(DEFAULT_PORTS, scheme)) fail(`scheme ${JSON.stringify(s.slice(0, colon))} is not http, https, ws or wss`);
+  if (!Object.hasOwn(DEFAULT_PORTS, scheme))
+    fail(`scheme ${JSON.stringify(s.slice(0, colon))} is not http, https, ws or wss`);
   const rest = s.slice(colon + 1);
   if (!rest.startsWith('//') || rest[2] === '/' || rest[2] === '\\') fail(`want ${scheme}:// and a host`);
   const q = rest.search(/[?#]/);
@@ -182,7 +201,8 @@ export function canonicalURL(url, opts) {
   if (!host.startsWith('[')) {
     // The URL parser has mapped the host; urlkey allows less punctuation.
     const labels = (host.endsWith('.') ? host.slice(0, -1) : host).split('.');
-    if (!labels.every((l) => HOST_LABEL.test(l))) fail(`host ${JSON.stringify(host)} has characters or empty labels urlkey refuses`);
+    if (!labels.every((l) => HOST_LABEL.test(l)))
+      fail(`host ${JSON.stringify(host)} has characters or empty labels urlkey refuses`);
     // An A-label whose Punycode encodes nothing non-ASCII (see urlkey's
     // asciiALabel): the URL parser keeps it, x/net/idna would decode it.
     const l = labels.find((l) => l.startsWith('xn--') && (l.length === 4 || l.endsWith('-')));
@@ -198,7 +218,8 @@ export function canonicalURL(url, opts) {
       } catch {
         again = null;
       }
-      if (again !== (host.endsWith('.') ? host.slice(0, -1) : host)) fail(`host ${JSON.stringify(host)} has an invalid A-label`);
+      if (again !== (host.endsWith('.') ? host.slice(0, -1) : host))
+        fail(`host ${JSON.stringify(host)} has an invalid A-label`);
     }
   }
   // The URL parser already dropped the default port.

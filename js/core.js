@@ -14,7 +14,16 @@
 
 import { makeGo } from './wasm_exec.js';
 import { toModule } from './load.js';
-import { VERSION as ABI_VERSION, OP_SCRATCH, OP_ERROR_PTR, OP_ERROR_LEN, OP_FREE, OP_LIVE, OP_CRASH, ERROR_CODES } from './abi.js';
+import {
+  VERSION as ABI_VERSION,
+  OP_SCRATCH,
+  OP_ERROR_PTR,
+  OP_ERROR_LEN,
+  OP_FREE,
+  OP_LIVE,
+  OP_CRASH,
+  ERROR_CODES,
+} from './abi.js';
 import { options, positiveInteger } from './args.js';
 
 /** The memory budget of the engine unless init() sets another: 64 MiB, half a Workers isolate. */
@@ -131,7 +140,9 @@ function initOptions(opts) {
     if (opts.memoryLimit !== undefined) {
       memoryLimit = positiveInteger('memoryLimit', opts.memoryLimit, 2 ** 32);
       if (memoryLimit < 2 * RUNTIME_RESERVE) {
-        throw new RangeError(`edgebloom: "memoryLimit" must be at least ${2 * RUNTIME_RESERVE} bytes (16 MiB), got ${memoryLimit}`);
+        throw new RangeError(
+          `edgebloom: "memoryLimit" must be at least ${2 * RUNTIME_RESERVE} bytes (16 MiB), got ${memoryLimit}`,
+        );
       }
     }
   }

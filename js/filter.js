@@ -275,8 +275,6 @@ export class Filter {
     reach = (f) => [f.#engine(), f.#handle];
     paramOf = (f, i) => f.#param(i);
   }
-
-
 }
 
 /** Drops the oldest generation of window f and starts an empty newest one. */
@@ -381,7 +379,11 @@ export function applyChanges(f, changes) {
   const bits = f.bits;
   for (const p of changed) {
     if (!Number.isInteger(p) || p < 0 || p >= bits) {
-      throw codedError(RangeError, 'ERR_ARG', `edgebloom: a position must be an integer from 0 to ${bits - 1}, got ${p}`);
+      throw codedError(
+        RangeError,
+        'ERR_ARG',
+        `edgebloom: a position must be an integer from 0 to ${bits - 1}, got ${p}`,
+      );
     }
   }
   const piece = BATCH_BYTES / 4;
@@ -401,7 +403,11 @@ function range(f, start, end, what) {
   const size = f.byteLength;
   const ok = (v) => Number.isSafeInteger(v) && v >= 0 && v <= size;
   if (!ok(start) || !ok(end) || start > end) {
-    throw codedError(RangeError, 'ERR_ARG', `edgebloom: ${what}: the range [${start}, ${end}) must lie inside the encoding of ${size} bytes`);
+    throw codedError(
+      RangeError,
+      'ERR_ARG',
+      `edgebloom: ${what}: the range [${start}, ${end}) must lie inside the encoding of ${size} bytes`,
+    );
   }
   return size;
 }
@@ -426,7 +432,11 @@ export function writeBytes(f, start, bytes) {
   if (!(bytes instanceof Uint8Array)) throw new TypeError('edgebloom: writeBytes takes a Uint8Array');
   const size = range(f, start, start + bytes.length, 'writeBytes');
   if (start < HEADER_SIZE || start + bytes.length > size - CHECKSUM_SIZE) {
-    throw codedError(RangeError, 'ERR_ARG', `edgebloom: writeBytes: only the payload, bytes [${HEADER_SIZE}, ${size - CHECKSUM_SIZE}), can be written`);
+    throw codedError(
+      RangeError,
+      'ERR_ARG',
+      `edgebloom: writeBytes: only the payload, bytes [${HEADER_SIZE}, ${size - CHECKSUM_SIZE}), can be written`,
+    );
   }
   // The last piece first: only it can hold bits beyond m, which are
   // refused, so a refused write changes nothing.
@@ -474,7 +484,11 @@ export function load(Class, input, opts, want, classes) {
   mem(e).set(bytes.subarray(0, HEADER_SIZE), base);
   const kind = call(e, OP_INSPECT, 0, bytes.length, 0, 0, 0, maxBits);
   if (want !== undefined && kind !== want) {
-    throw codedError(Error, 'ERR_KIND', `bloom: wrong filter kind: found ${KIND_NAMES[kind]}, want ${KIND_NAMES[want]}`);
+    throw codedError(
+      Error,
+      'ERR_KIND',
+      `bloom: wrong filter kind: found ${KIND_NAMES[kind]}, want ${KIND_NAMES[want]}`,
+    );
   }
   // The input goes into the scratch buffer and the filter beside it:
   // both within the memory budget, checked before either is allocated.
@@ -498,7 +512,11 @@ export function fromParquet(Class, input, opts) {
   const e = live();
   // Checked before the bitset is copied into linear memory, which grows for good.
   if (8 * bytes.length > maxBits) {
-    throw codedError(RangeError, 'ERR_TOO_LARGE', `bloom: filter exceeds the size bound: the bitset has ${8 * bytes.length} bits, maxBits is ${maxBits}`);
+    throw codedError(
+      RangeError,
+      'ERR_TOO_LARGE',
+      `bloom: filter exceeds the size bound: the bitset has ${8 * bytes.length} bits, maxBits is ${maxBits}`,
+    );
   }
   const need = scratchGrowth(e, bytes.length) + bytes.length;
   if (need > budgetRoom(e)) throw tooLarge(e, `a bitset of ${bytes.length} bytes`, need);

@@ -17,7 +17,9 @@ export type Key = string | Uint8Array;
 // has (DOM, @types/node, a worker's types); with none of them, init() still
 // takes strings and bytes. Inferred from globalThis rather than named, so
 // that these types compile without the DOM lib.
-type GlobalInstance<Name extends string> = typeof globalThis extends { [K in Name]: { prototype: infer T } } ? T : never;
+type GlobalInstance<Name extends string> = typeof globalThis extends { [K in Name]: { prototype: infer T } }
+  ? T
+  : never;
 type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype: infer T } } } ? T : never;
 
 /**
@@ -25,7 +27,8 @@ type WasmModule = typeof globalThis extends { WebAssembly: { Module: { prototype
  * Response with its bytes (also one of another realm), the bytes, or a
  * compiled WebAssembly.Module.
  */
-export type WasmSource = GlobalInstance<'URL'> | string | GlobalInstance<'Response'> | ArrayBuffer | ArrayBufferView | WasmModule;
+export type WasmSource =
+  GlobalInstance<'URL'> | string | GlobalInstance<'Response'> | ArrayBuffer | ArrayBufferView | WasmModule;
 
 /**
  * Loads and starts the WebAssembly engine. Call it once before anything
@@ -399,7 +402,10 @@ export class BlockedBloomFilter {
    *   over 128 MiB (Go's MaxParquetBytes: Arrow's limit, the most a Parquet reader takes).
    * @throws {Error} with code "ERR_TOO_LARGE" when it has more than maxBits bits, before anything is copied.
    */
-  static fromParquet(bitset: Uint8Array | ArrayBuffer | ArrayBufferView, options?: FromBytesOptions): BlockedBloomFilter;
+  static fromParquet(
+    bitset: Uint8Array | ArrayBuffer | ArrayBufferView,
+    options?: FromBytesOptions,
+  ): BlockedBloomFilter;
   /**
    * The eight bit positions of key, one in each 32-bit word of its block, as
    * indexes into the bitset read as little-endian bytes: 256·block + 32·word + bit.
@@ -457,12 +463,7 @@ export function fromBytes(
   bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
   options?: FromBytesOptions,
 ):
-  | BloomFilter
-  | CountingBloomFilter
-  | ScalableBloomFilter
-  | WindowBloomFilter
-  | BlockedBloomFilter
-  | ShardedBloomFilter;
+  BloomFilter | CountingBloomFilter | ScalableBloomFilter | WindowBloomFilter | BlockedBloomFilter | ShardedBloomFilter;
 
 /**
  * The bits m and hashes k for capacity keys at errorRate, as Go's bloom.Optimal:

@@ -12,12 +12,17 @@ export * from './api.js';
  * @param {{memoryLimit?: number}} [options] the engine\'s memory budget in bytes (default 64 MiB)
  */
 export function init(source, options) {
-  return start(source, async () => {
-    // A bundle in a format without import.meta (esbuild --format=iife or
-    // cjs) leaves it {}: say what to pass instead of "Invalid URL".
-    if (typeof import.meta.url !== 'string') throw noModuleURL();
-    // Written out in full: bundlers (webpack 5, Vite, Parcel) recognize
-    // exactly this expression and emit the wasm as an asset.
-    return new URL('./edgebloom.wasm', import.meta.url);
-  }, undefined, options);
+  return start(
+    source,
+    async () => {
+      // A bundle in a format without import.meta (esbuild --format=iife or
+      // cjs) leaves it {}: say what to pass instead of "Invalid URL".
+      if (typeof import.meta.url !== 'string') throw noModuleURL();
+      // Written out in full: bundlers (webpack 5, Vite, Parcel) recognize
+      // exactly this expression and emit the wasm as an asset.
+      return new URL('./edgebloom.wasm', import.meta.url);
+    },
+    undefined,
+    options,
+  );
 }

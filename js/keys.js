@@ -28,7 +28,7 @@ export function streamKey(e, add, h, key) {
   if (typeof key === 'string') {
     // Each piece is encoded at the start of the scratch buffer (keyView).
     scratch(e, 3 * PIECE);
-    for (let i = 0; i < key.length; ) {
+    for (let i = 0; i < key.length;) {
       let j = Math.min(key.length, i + PIECE);
       // A surrogate pair stays in one piece, so each piece encodes as its
       // part of the whole key does (a lone surrogate is U+FFFD either way).

@@ -81,7 +81,8 @@ async function fromResponse(response, requested) {
       // A Response of another realm: the host's compileStreaming refuses it
       // with a TypeError before reading it, and arrayBuffer() below can.
       // Names, not instanceof: the error is the host's too.
-      if (err?.name === 'CompileError') throw fetchError(url, response, 'is served as application/wasm but is not WebAssembly', err);
+      if (err?.name === 'CompileError')
+        throw fetchError(url, response, 'is served as application/wasm but is not WebAssembly', err);
       if (err?.name !== 'TypeError' || response.bodyUsed) throw err;
     }
   }

@@ -126,7 +126,13 @@ export function addKey(key) {
   say(
     el('p', { class: 'verdict-head', text: `Added "${key}".` }),
     el('p', { text: `Its ${w}s: ${positions.join(', ')}. ${what}${blockSentence(positions)}` }),
-    ...(isNew ? [] : [el('p', { text: `All of its ${w}s were already set, so add() answered "already there": if you had not added "${key}" before, that was a false positive.` })]),
+    ...(isNew
+      ? []
+      : [
+          el('p', {
+            text: `All of its ${w}s were already set, so add() answered "already there": if you had not added "${key}" before, that was a false positive.`,
+          }),
+        ]),
   );
   showHashMath(key, positions);
 }
@@ -157,7 +163,12 @@ export function testKey(key, prefix = '') {
   $('explain').replaceChildren();
   if (!isDrawable(state.kind)) {
     const has = f.has(key);
-    say(el('p', { class: `verdict-head ${has ? 'yes' : 'no'}`, text: `${prefix}"${key}": ${has ? 'probably in the set' : 'certainly not in the set'}.` }));
+    say(
+      el('p', {
+        class: `verdict-head ${has ? 'yes' : 'no'}`,
+        text: `${prefix}"${key}": ${has ? 'probably in the set' : 'certainly not in the set'}.`,
+      }),
+    );
     showHashMath(null);
     return has;
   }
@@ -172,18 +183,28 @@ export function testKey(key, prefix = '') {
     const named = zeros.length === 1 ? `${w} ${zeros[0]} is 0` : `${w}s ${list(zeros.map(String))} are 0`;
     say(
       el('p', { class: 'verdict-head no', text: `${prefix}"${key}": certainly not in the set.` }),
-      el('p', { text: `It looks at ${w}s ${positions.join(', ')}, and ${named} (red). Adding "${key}" would have set ${zeros.length === 1 ? 'it' : 'them'}, so it was never added.${blockSentence(positions)}` }),
+      el('p', {
+        text: `It looks at ${w}s ${positions.join(', ')}, and ${named} (red). Adding "${key}" would have set ${zeros.length === 1 ? 'it' : 'them'}, so it was never added.${blockSentence(positions)}`,
+      }),
     );
     return false;
   }
   const fp = !state.keyCounts.has(key) && !state.fromFile;
-  const head = el('p', { class: `verdict-head ${fp ? 'maybe' : 'yes'}`, text: `${prefix}"${key}": probably in the set.` });
+  const head = el('p', {
+    class: `verdict-head ${fp ? 'maybe' : 'yes'}`,
+    text: `${prefix}"${key}": probably in the set.`,
+  });
   const repeats = new Set(positions).size < positions.length ? ' (a position can come up twice)' : '';
   const body = `All of its ${w}s (${positions.join(', ')})${repeats} are set.${blockSentence(positions)}`;
   if (state.keyCounts.has(key)) {
     say(head, el('p', { text: `${body} And it really is: it was added on this page.` }));
   } else if (state.fromFile) {
-    say(head, el('p', { text: `${body} This filter was opened from a file, so the page cannot tell whether "${key}" was added or is a false positive.` }));
+    say(
+      head,
+      el('p', {
+        text: `${body} This filter was opened from a file, so the page cannot tell whether "${key}" was added or is a false positive.`,
+      }),
+    );
   } else {
     say(head, el('p', { class: 'fp', text: `${body} But "${key}" was never added: this is a false positive.` }));
     explain(key, positions);
@@ -203,7 +224,9 @@ export function removeKey(key) {
   if (!state.keyCounts.has(key) && !state.fromFile) {
     testKey(key);
     $('verdict').append(
-      el('p', { text: `The page will not remove "${key}": it was never added, and taking one off counters that other keys raised could make those keys look absent (a false negative).` }),
+      el('p', {
+        text: `The page will not remove "${key}": it was never added, and taking one off counters that other keys raised could make those keys look absent (a false negative).`,
+      }),
     );
     return;
   }
@@ -215,19 +238,43 @@ export function removeKey(key) {
   showHashMath(key, positions);
   say(
     el('p', { class: 'verdict-head', text: `Removed "${key}".` }),
-    el('p', { text: `Counters ${positions.join(', ')} each went down by one. A classic filter cannot do this: clearing a bit could erase other keys that share it.` }),
+    el('p', {
+      text: `Counters ${positions.join(', ')} each went down by one. A classic filter cannot do this: clearing a bit could erase other keys that share it.`,
+    }),
   );
 }
 
 // ---------- false positives and bulk ----------
 
-const WORDS = ['apple', 'river', 'cloud', 'tiger', 'lemon', 'piano', 'rocket', 'maple', 'coral', 'ember', 'falcon', 'garden', 'harbor', 'island', 'jungle', 'kettle', 'lantern', 'meadow', 'nectar', 'orbit'];
+const WORDS = [
+  'apple',
+  'river',
+  'cloud',
+  'tiger',
+  'lemon',
+  'piano',
+  'rocket',
+  'maple',
+  'coral',
+  'ember',
+  'falcon',
+  'garden',
+  'harbor',
+  'island',
+  'jungle',
+  'kettle',
+  'lantern',
+  'meadow',
+  'nectar',
+  'orbit',
+];
 
 const tick = () => new Promise((r) => setTimeout(r, 0));
 
 export function setBusy(busy) {
   state.busy = busy;
-  for (const id of ['create', 'bulk', 'bulksize', 'findfp', 'add', 'test', 'remove', 'file', 'download']) $(id).disabled = busy;
+  for (const id of ['create', 'bulk', 'bulksize', 'findfp', 'add', 'test', 'remove', 'file', 'download'])
+    $(id).disabled = busy;
   if (busy) document.body.setAttribute('aria-busy', 'true');
   else document.body.removeAttribute('aria-busy');
   if (!busy) $('findfp').disabled = !isDrawable(state.kind);
@@ -237,13 +284,18 @@ export async function findFalsePositive() {
   setError('key');
   if (state.filter.count === 0) {
     $('explain').replaceChildren();
-    say(el('p', { class: 'verdict-head', text: 'Add a few keys first: an empty filter says "no" to everything, and it is always right.' }));
+    say(
+      el('p', {
+        class: 'verdict-head',
+        text: 'Add a few keys first: an empty filter says "no" to everything, and it is always right.',
+      }),
+    );
     return;
   }
   setBusy(true);
   try {
     const limit = 200_000;
-    for (let tries = 0; tries < limit; ) {
+    for (let tries = 0; tries < limit;) {
       const batch = [];
       for (let i = 0; i < 2000; i++) {
         const key = `${WORDS[Math.floor(Math.random() * WORDS.length)]}-${Math.floor(Math.random() * 1e6)}`;
@@ -261,13 +313,25 @@ export async function findFalsePositive() {
       await tick();
     }
     $('explain').replaceChildren();
-    say(el('p', { class: 'verdict-head', text: `No false positive in ${fmtInt(limit)} fresh keys: at this fill level the filter is rarely wrong. Add more keys and try again.` }));
+    say(
+      el('p', {
+        class: 'verdict-head',
+        text: `No false positive in ${fmtInt(limit)} fresh keys: at this fill level the filter is rarely wrong. Add more keys and try again.`,
+      }),
+    );
   } finally {
     setBusy(false);
   }
 }
 
-const HOSTS = ['news.example.com', 'shop.example.org', 'blog.example.net', 'docs.example.io', 'forum.example.com', 'wiki.example.org'];
+const HOSTS = [
+  'news.example.com',
+  'shop.example.org',
+  'blog.example.net',
+  'docs.example.io',
+  'forum.example.com',
+  'wiki.example.org',
+];
 const SECTIONS = ['article', 'product', 'post', 'page', 'thread', 'item', 'tag', 'category'];
 
 function crawlerURL() {
@@ -307,7 +371,8 @@ export async function bulkInsert(total = 1000, steps = 20) {
     const repeats = r
       ? ` ${fmtInt(r)} of them found all their ${bitWord()}s already set (false positives), so the filter counts ${fmtInt(total - r)} as new.`
       : '';
-    $('bulk-status').textContent = `Done: added ${fmtInt(total)} URLs.${repeats} Now ${fmtRate(s.fillRatio)} of ${bitWord()}s are set; false-positive rate ${fmtRate(s.estimatedErrorRate)} estimated, ${fmtRate(last.measured)} measured on ${fmtInt(PROBES)} fresh keys.`;
+    $('bulk-status').textContent =
+      `Done: added ${fmtInt(total)} URLs.${repeats} Now ${fmtRate(s.fillRatio)} of ${bitWord()}s are set; false-positive rate ${fmtRate(s.estimatedErrorRate)} estimated, ${fmtRate(last.measured)} measured on ${fmtInt(PROBES)} fresh keys.`;
   } finally {
     setBusy(false);
   }
@@ -318,7 +383,10 @@ export async function bulkInsert(total = 1000, steps = 20) {
 export function download() {
   const s = state.filter.stats();
   const blob = new Blob([state.filter.toBytes()], { type: 'application/octet-stream' });
-  const a = el('a', { href: URL.createObjectURL(blob), download: `edgebloom-${s.kind}-m${s.bits}-k${s.hashes}-n${s.count}.bloom` });
+  const a = el('a', {
+    href: URL.createObjectURL(blob),
+    download: `edgebloom-${s.kind}-m${s.bits}-k${s.hashes}-n${s.count}.bloom`,
+  });
   document.body.append(a);
   a.click();
   a.remove();

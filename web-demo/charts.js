@@ -16,13 +16,23 @@ function showStats() {
     ['Kind', s.kind + (state.fromFile ? ` (opened from ${state.fromFile})` : '')],
     [`Size m`, `${fmtInt(s.bits)} ${unit}`],
     ['Hashes k', s.kind === 'scalable' ? 'per layer' : fmtInt(s.hashes)],
-    ['Keys added', fmtInt(state.added) + (s.count !== state.added ? ` (the filter counts ${fmtInt(s.count)}: an add whose ${bitWord()}s were all set already does not count)` : '')],
+    [
+      'Keys added',
+      fmtInt(state.added) +
+        (s.count !== state.added
+          ? ` (the filter counts ${fmtInt(s.count)}: an add whose ${bitWord()}s were all set already does not count)`
+          : ''),
+    ],
     [`${unit[0].toUpperCase()}${unit.slice(1)} set`, `${fmtInt(s.setBits)} (${fmtRate(s.fillRatio)})`],
     ['Keys estimated from the bits', s.estimatedCount.toFixed(1)],
     ['False-positive rate now', fmtRate(s.estimatedErrorRate)],
   ];
   if (s.errorRate) rows.push(['Target rate', fmtRate(s.errorRate)]);
-  if (s.capacity) rows.push(['Capacity', fmtInt(s.capacity) + (s.overCapacity ? ' — over capacity: false positives are now more likely than planned' : '')]);
+  if (s.capacity)
+    rows.push([
+      'Capacity',
+      fmtInt(s.capacity) + (s.overCapacity ? ' — over capacity: false positives are now more likely than planned' : ''),
+    ]);
   if (s.kind === 'scalable') rows.push(['Layers', fmtInt(s.layers)]);
   if (s.kind === 'blocked') rows.push(['Blocks', `${fmtInt(s.bits / BLOCK)} of 256 bits`]);
   if (s.kind === 'sharded') rows.push(['Shards', fmtInt(s.layers)]);
@@ -34,7 +44,10 @@ function showStats() {
 // showStatus says in one line what filter the page holds now.
 export function showStatus(s = state.filter.stats()) {
   const unit = s.kind === 'counting' ? 'counters' : 'bits';
-  const size = s.kind === 'scalable' || s.kind === 'sharded' ? `${fmtInt(s.bits)} ${unit} in all` : `${fmtInt(s.bits)} ${unit} and ${fmtInt(s.hashes)} ${s.hashes === 1 ? 'hash' : 'hashes'}`;
+  const size =
+    s.kind === 'scalable' || s.kind === 'sharded'
+      ? `${fmtInt(s.bits)} ${unit} in all`
+      : `${fmtInt(s.bits)} ${unit} and ${fmtInt(s.hashes)} ${s.hashes === 1 ? 'hash' : 'hashes'}`;
   const keys = `${fmtInt(state.added)} ${state.added === 1 ? 'key' : 'keys'}`;
   let text;
   if (state.fromFile) {
@@ -63,7 +76,8 @@ function showKeys() {
     });
     ul.append(el('li', {}, b));
   }
-  if (state.typedKeys.length > shown.length) ul.append(el('li', { text: `… and ${fmtInt(state.typedKeys.length - shown.length)} earlier` }));
+  if (state.typedKeys.length > shown.length)
+    ul.append(el('li', { text: `… and ${fmtInt(state.typedKeys.length - shown.length)} earlier` }));
   if (state.bulkKeys) ul.append(el('li', { text: `and ${fmtInt(state.bulkKeys)} crawler URLs` }));
 }
 
@@ -115,7 +129,9 @@ function drawChart(node, { xmax, log, ymin, ymax, yticks, series, label }) {
   node.append(svg('title', {}, label));
   const X = (x) => L + ((W - L - R) * x) / xmax;
   const Y = (y) => {
-    const t = log ? (Math.log10(Math.max(y, ymin)) - Math.log10(ymin)) / (Math.log10(ymax) - Math.log10(ymin)) : (y - ymin) / (ymax - ymin);
+    const t = log
+      ? (Math.log10(Math.max(y, ymin)) - Math.log10(ymin)) / (Math.log10(ymax) - Math.log10(ymin))
+      : (y - ymin) / (ymax - ymin);
     return T + (H - T - B) * (1 - Math.min(1, Math.max(0, t)));
   };
   const axes = svg('g', { class: 'axes' });
@@ -164,7 +180,13 @@ function drawCharts() {
     xmax,
     ymin: 0,
     ymax: 1,
-    yticks: [[0, '0'], [0.25, '25%'], [0.5, '50%'], [0.75, '75%'], [1, '100%']],
+    yticks: [
+      [0, '0'],
+      [0.25, '25%'],
+      [0.5, '50%'],
+      [0.75, '75%'],
+      [1, '100%'],
+    ],
     series: [
       { cls: 'theory', points: curve((n) => -Math.expm1((-k * n) / m)) },
       { cls: 'meas', dots: true, points: history.map((h) => [h.n, h.fill]) },

@@ -10,7 +10,7 @@ export function valueAt(bytes, kind, i) {
     const b = bytes[HEADER + Math.floor(i / 2)];
     return i % 2 === 0 ? b & 15 : b >> 4;
   }
-  return (bytes[HEADER + Math.floor(i / 8)] >> i % 8) & 1;
+  return (bytes[HEADER + Math.floor(i / 8)] >> (i % 8)) & 1;
 }
 
 // valuesAt reads the bits or counters at positions: a classic filter's
@@ -20,7 +20,7 @@ export function valuesAt(f, kind, positions) {
   if (f.readBytes) {
     return positions.map((p) => {
       const at = HEADER + Math.floor(p / 8);
-      return (f.readBytes(at, at + 1)[0] >> p % 8) & 1;
+      return (f.readBytes(at, at + 1)[0] >> (p % 8)) & 1;
     });
   }
   const bytes = f.toBytes();
@@ -90,7 +90,8 @@ export function buildGrid() {
     return;
   }
   if (!drawable) {
-    $('gridcaption').textContent = `A ${kind} filter keeps several ${{ scalable: 'layers', window: 'generations' }[kind] ?? 'shards'} of bits; the page does not draw them, but it answers queries.`;
+    $('gridcaption').textContent =
+      `A ${kind} filter keeps several ${{ scalable: 'layers', window: 'generations' }[kind] ?? 'shards'} of bits; the page does not draw them, but it answers queries.`;
     return;
   }
   state.density = m > CELL_LIMIT;
@@ -136,7 +137,14 @@ function buildBlocks(shown) {
       state.cells.push(c);
       block.append(c);
     }
-    frag.append(el('div', { class: 'blockwrap', 'data-block': String(b) }, el('p', { class: 'blabel', text: `block ${fmtInt(b)}` }), block));
+    frag.append(
+      el(
+        'div',
+        { class: 'blockwrap', 'data-block': String(b) },
+        el('p', { class: 'blabel', text: `block ${fmtInt(b)}` }),
+        block,
+      ),
+    );
   }
   grid.replaceChildren(frag);
   $('gridcaption').textContent = all
@@ -152,7 +160,8 @@ function buildBlocks(shown) {
 function showBlockOf(positions) {
   const b = Math.floor(positions[0] / BLOCK);
   if (state.m > CELL_LIMIT && b !== state.block) buildBlocks(b);
-  for (const w of document.querySelectorAll('#grid .blockwrap')) w.classList.toggle('hit', w.dataset.block === String(b));
+  for (const w of document.querySelectorAll('#grid .blockwrap'))
+    w.classList.toggle('hit', w.dataset.block === String(b));
 }
 
 export function paintGrid() {

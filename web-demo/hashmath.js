@@ -63,11 +63,22 @@ function seedOf(bytes) {
 }
 
 function row(cells, head = false) {
-  return el('tr', {}, ...cells.map((c) => el(head ? 'th' : 'td', typeof c === 'object' && !(c instanceof Node) ? c : { text: String(c) })));
+  return el(
+    'tr',
+    {},
+    ...cells.map((c) =>
+      el(head ? 'th' : 'td', typeof c === 'object' && !(c instanceof Node) ? c : { text: String(c) }),
+    ),
+  );
 }
 
 function table(caption, head, rows) {
-  return el('div', {}, el('p', { class: 'help', text: caption }), el('table', { class: 'steps' }, el('thead', {}, row(head, true)), el('tbody', {}, ...rows)));
+  return el(
+    'div',
+    {},
+    el('p', { class: 'help', text: caption }),
+    el('table', { class: 'steps' }, el('thead', {}, row(head, true)), el('tbody', {}, ...rows)),
+  );
 }
 
 function line(...parts) {
@@ -90,29 +101,54 @@ export function showHashMath(key, positions) {
   // The header holds the seed; a classic filter reads it without encoding.
   const filterBytes = f.readBytes ? f.readBytes(0, HEADER) : f.toBytes();
   if (filterBytes.length < HEADER) return;
-  const shown = bytes.length > 24 ? `${[...bytes.subarray(0, 24)].map((b) => b.toString(16).padStart(2, '0')).join(' ')} …` : [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' ');
+  const shown =
+    bytes.length > 24
+      ? `${[...bytes.subarray(0, 24)].map((b) => b.toString(16).padStart(2, '0')).join(' ')} …`
+      : [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' ');
   const parts = [el('h3', { text: `How "${key}" became ${kind === 'blocked' ? 'its 8 bits' : `its ${k} positions`}` })];
-  parts.push(line(`Its bytes, as UTF-8: `, el('code', { text: shown }), ` (${fmtInt(bytes.length)} ${bytes.length === 1 ? 'byte' : 'bytes'}).`));
+  parts.push(
+    line(
+      `Its bytes, as UTF-8: `,
+      el('code', { text: shown }),
+      ` (${fmtInt(bytes.length)} ${bytes.length === 1 ? 'byte' : 'bytes'}).`,
+    ),
+  );
   let steps;
   if (kind === 'blocked') {
     const blocks = m / BLOCK;
     steps = blockedSteps(bytes, blocks);
     parts.push(
-      line('One hash of those bytes: ', el('var', { text: 'h' }), ' = XXH64(bytes, seed 0) = ', el('code', { text: hex(steps.h), 'data-value': 'h' }), '.'),
       line(
-        'Its upper half picks the block: ',
-        el('var', { text: 'h' }), ' >> 32 = ', el('code', { text: hex(steps.hi, 8) }),
-        `, scaled to b = ${fmtInt(blocks)} ${blocks === 1 ? 'block' : 'blocks'} by multiplying and keeping the top 32 bits: ⌊${hex(steps.hi, 8)} × ${fmtInt(blocks)} / 2³²⌋ = `,
-        el('b', { text: fmtInt(steps.block), 'data-value': 'block' }), '.',
+        'One hash of those bytes: ',
+        el('var', { text: 'h' }),
+        ' = XXH64(bytes, seed 0) = ',
+        el('code', { text: hex(steps.h), 'data-value': 'h' }),
+        '.',
       ),
       line(
-        'Its lower half ', el('var', { text: 'x' }), ' = ', el('var', { text: 'h' }), ' mod 2³² = ', el('code', { text: hex(steps.lo, 8) }),
+        'Its upper half picks the block: ',
+        el('var', { text: 'h' }),
+        ' >> 32 = ',
+        el('code', { text: hex(steps.hi, 8) }),
+        `, scaled to b = ${fmtInt(blocks)} ${blocks === 1 ? 'block' : 'blocks'} by multiplying and keeping the top 32 bits: ⌊${hex(steps.hi, 8)} × ${fmtInt(blocks)} / 2³²⌋ = `,
+        el('b', { text: fmtInt(steps.block), 'data-value': 'block' }),
+        '.',
+      ),
+      line(
+        'Its lower half ',
+        el('var', { text: 'x' }),
+        ' = ',
+        el('var', { text: 'h' }),
+        ' mod 2³² = ',
+        el('code', { text: hex(steps.lo, 8) }),
         " picks one bit in each of the block's eight 32-bit words: multiplied by the word's salt (Parquet's constants), the top 5 bits of the low 32 give a bit from 0 to 31.",
       ),
       table(
         'x · salt[w] mod 2³², then >> 27; the position is 256 · block + 32 · w + bit',
         ['word w', 'salt[w]', 'x · salt[w] mod 2³²', 'bit', 'position'],
-        steps.words.map((s) => row([s.w, hex(s.salt, 8), hex(s.product, 8), s.bit, { text: fmtInt(s.pos), 'data-pos': String(s.pos) }])),
+        steps.words.map((s) =>
+          row([s.w, hex(s.salt, 8), hex(s.product, 8), s.bit, { text: fmtInt(s.pos), 'data-pos': String(s.pos) }]),
+        ),
       ),
     );
   } else {
@@ -120,16 +156,32 @@ export function showHashMath(key, positions) {
     steps = classicSteps(bytes, m, k, seed);
     const unit = kind === 'counting' ? 'counter' : 'bit';
     parts.push(
-      line('One hash of those bytes: ', el('var', { text: 'h₁' }), ` = XXH64(bytes, seed ${seed}) = `, el('code', { text: hex(steps.h1), 'data-value': 'h1' }), '.'),
       line(
-        'A second from the first, without reading the key again: ', el('var', { text: 'h₂' }),
-        ' = mix64(', el('var', { text: 'h₁' }), ') = ', el('code', { text: hex(steps.h2), 'data-value': 'h2' }),
+        'One hash of those bytes: ',
+        el('var', { text: 'h₁' }),
+        ` = XXH64(bytes, seed ${seed}) = `,
+        el('code', { text: hex(steps.h1), 'data-value': 'h1' }),
+        '.',
+      ),
+      line(
+        'A second from the first, without reading the key again: ',
+        el('var', { text: 'h₂' }),
+        ' = mix64(',
+        el('var', { text: 'h₁' }),
+        ') = ',
+        el('code', { text: hex(steps.h2), 'data-value': 'h2' }),
         " (SplitMix64's finalizer: three shifts and two multiplications).",
       ),
       line(
         `Each is reduced to 0…m − 1 (m = ${fmtInt(m)}) by multiplying and keeping the top 64 bits of the 128-bit product, which needs no division: `,
-        el('var', { text: 'x' }), ` = ⌊h₁ · ${fmtInt(m)} / 2⁶⁴⌋ = `, el('b', { text: fmtInt(steps.x0), 'data-value': 'x' }), ', ',
-        el('var', { text: 'y' }), ` = ⌊h₂ · ${fmtInt(m)} / 2⁶⁴⌋ = `, el('b', { text: fmtInt(steps.y0), 'data-value': 'y' }), '.',
+        el('var', { text: 'x' }),
+        ` = ⌊h₁ · ${fmtInt(m)} / 2⁶⁴⌋ = `,
+        el('b', { text: fmtInt(steps.x0), 'data-value': 'x' }),
+        ', ',
+        el('var', { text: 'y' }),
+        ` = ⌊h₂ · ${fmtInt(m)} / 2⁶⁴⌋ = `,
+        el('b', { text: fmtInt(steps.y0), 'data-value': 'y' }),
+        '.',
       ),
       line(
         `Then k = ${fmtInt(k)} probes of enhanced double hashing: probe i takes x as its ${unit}, then steps x by y and y by i, both mod m, so the k positions walk apart with one hash computed.`,
@@ -137,13 +189,20 @@ export function showHashMath(key, positions) {
       table(
         `probe i: position = x; then x ← (x + y) mod ${fmtInt(m)}, y ← (y + i) mod ${fmtInt(m)}`,
         ['probe i', 'position', 'next x', 'next y'],
-        steps.probes.map((p) => row([p.i, { text: fmtInt(p.pos), 'data-pos': String(p.pos) }, fmtInt(p.x), fmtInt(p.y)])),
+        steps.probes.map((p) =>
+          row([p.i, { text: fmtInt(p.pos), 'data-pos': String(p.pos) }, fmtInt(p.x), fmtInt(p.y)]),
+        ),
       ),
     );
   }
   // Shown only when it is the engine's answer.
   if (steps.positions.length !== positions.length || steps.positions.some((p, i) => p !== positions[i])) return;
-  parts.push(el('p', { class: 'help', text: 'These are the positions the engine (Go, compiled to WebAssembly) reported for this key: the page worked them out again from docs/format.md.' }));
+  parts.push(
+    el('p', {
+      class: 'help',
+      text: 'These are the positions the engine (Go, compiled to WebAssembly) reported for this key: the page worked them out again from docs/format.md.',
+    }),
+  );
   box.replaceChildren(...parts);
   box.hidden = false;
 }

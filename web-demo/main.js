@@ -11,7 +11,18 @@ import { $, state } from './state.js';
 import { setError } from './format.js';
 import { showDerived, sizing, updateFields } from './params.js';
 import { showStatus } from './charts.js';
-import { addKey, bulkInsert, createFilter, download, findFalsePositive, openFile, readKey, removeKey, setBusy, testKey } from './actions.js';
+import {
+  addKey,
+  bulkInsert,
+  createFilter,
+  download,
+  findFalsePositive,
+  openFile,
+  readKey,
+  removeKey,
+  setBusy,
+  testKey,
+} from './actions.js';
 
 function guard(field, fn) {
   return (...args) => {

@@ -54,7 +54,12 @@ export function readParams() {
   let ok = true;
   const n = parseCount($('n').value);
   if (!Number.isFinite(n) || !Number.isInteger(n) || n < 1 || n > Number.MAX_SAFE_INTEGER) {
-    setError('n', n === 0 ? 'n must be at least 1: a filter for no keys has nothing to do.' : 'Enter a whole number of keys, at least 1.');
+    setError(
+      'n',
+      n === 0
+        ? 'n must be at least 1: a filter for no keys has nothing to do.'
+        : 'Enter a whole number of keys, at least 1.',
+    );
     ok = false;
   } else setError('n');
   let m;
@@ -64,7 +69,12 @@ export function readParams() {
   if (mode === 'np') {
     p = parseRate($('p').value);
     if (!(p > 0 && p < 1)) {
-      setError('p', Number.isNaN(p) ? 'Enter a rate such as 0.01 or 1%.' : 'p must be more than 0 and less than 1: a filter that is never wrong needs infinitely many bits, and p = 1 is no filter at all.');
+      setError(
+        'p',
+        Number.isNaN(p)
+          ? 'Enter a rate such as 0.01 or 1%.'
+          : 'p must be more than 0 and less than 1: a filter that is never wrong needs infinitely many bits, and p = 1 is no filter at all.',
+      );
       ok = false;
     } else setError('p');
     setError('m');
@@ -86,7 +96,10 @@ export function readParams() {
     m = parseCount($('m').value);
     k = 8;
     if (!Number.isInteger(m) || m < BLOCK || m % BLOCK !== 0 || m > Number.MAX_SAFE_INTEGER) {
-      setError('m', 'A split-block filter is made of 256-bit blocks: enter a multiple of 256, such as 256, 1024 or 2048.');
+      setError(
+        'm',
+        'A split-block filter is made of 256-bit blocks: enter a multiple of 256, such as 256, 1024 or 2048.',
+      );
       return null;
     }
     setError('m');
@@ -126,7 +139,10 @@ export function showDerived() {
   // A counter takes 4 bits.
   const bytes = (m / 8) * (kind === 'counting' ? 4 : 1);
   const rows = [
-    ['Bits m', m >= 1e4 ? `${fmtInt(m)} (${fmtSI(m, 'bits')}, ${fmtBytes(bytes)})` : `${fmtInt(m)} (${fmtBytes(bytes)})`],
+    [
+      'Bits m',
+      m >= 1e4 ? `${fmtInt(m)} (${fmtSI(m, 'bits')}, ${fmtBytes(bytes)})` : `${fmtInt(m)} (${fmtBytes(bytes)})`,
+    ],
     ...(kind === 'blocked' ? [['Blocks', `${fmtInt(m / BLOCK)} of 256 bits (32 bytes)`]] : []),
     ['Hashes k', kind === 'blocked' ? "8, one bit in each 32-bit word of the key's block" : fmtInt(k)],
     ['Bits per key', (m / n).toFixed(2)],
@@ -169,11 +185,17 @@ function showSizeMath(kind, mode, { n, m, k, p }) {
     const b = m / BLOCK;
     const lambda = n / b;
     parts.push(
-      el('p', { text: 'A split-block filter always sets k = 8 bits, one in each 32-bit word of one 256-bit block. Keys crowd some blocks more than others: a block holds j keys with the Poisson probability of mean λ = n / b, so its rate is a sum over j:' }),
+      el('p', {
+        text: 'A split-block filter always sets k = 8 bits, one in each 32-bit word of one 256-bit block. Keys crowd some blocks more than others: a block holds j keys with the Poisson probability of mean λ = n / b, so its rate is a sum over j:',
+      }),
       el('p', { class: 'eq formula', text: 'rate = Σⱼ Poisson(j; λ) · (1 − (31/32)ʲ)⁸' }),
     );
     if (mode === 'np') {
-      parts.push(el('p', { text: `Go's OptimalBlocks picks the smallest number of blocks b whose rate after n = ${fmtInt(n)} keys is at most 0.9 · p = ${num(0.9 * p)} (the margin absorbs a real filter's scatter):` }));
+      parts.push(
+        el('p', {
+          text: `Go's OptimalBlocks picks the smallest number of blocks b whose rate after n = ${fmtInt(n)} keys is at most 0.9 · p = ${num(0.9 * p)} (the margin absorbs a real filter's scatter):`,
+        }),
+      );
     }
     parts.push(
       eq('b', [], { text: fmtInt(b), unit: b === 1 ? 'block' : 'blocks' }),
@@ -188,22 +210,48 @@ function showSizeMath(kind, mode, { n, m, k, p }) {
       const raw = (-n * Math.log(p)) / (ln2 * ln2);
       const kr = (m / n) * ln2;
       parts.push(
-        el('p', { text: `For n keys at error rate p, the fewest ${unit} are m = −n ln p / (ln 2)², rounded up; with m fixed, the rate is lowest for k = (m / n) ln 2 hashes, rounded:` }),
-        eq('m', [`⌈−n · ln p / (ln 2)²⌉`, `⌈−${fmtInt(n)} × ln ${num(p)} / ${num(ln2 * ln2)}⌉`, `⌈−${fmtInt(n)} × (${num(Math.log(p))}) / ${num(ln2 * ln2)}⌉`, `⌈${num(raw)}⌉`], { text: fmtInt(m), unit }),
-        eq('k', ['round((m / n) · ln 2)', `round(${fmtInt(m)} / ${fmtInt(n)} × ${num(ln2)})`, `round(${num(kr)})`], { text: fmtInt(k), unit: k === 1 ? 'hash' : 'hashes' }),
+        el('p', {
+          text: `For n keys at error rate p, the fewest ${unit} are m = −n ln p / (ln 2)², rounded up; with m fixed, the rate is lowest for k = (m / n) ln 2 hashes, rounded:`,
+        }),
+        eq(
+          'm',
+          [
+            `⌈−n · ln p / (ln 2)²⌉`,
+            `⌈−${fmtInt(n)} × ln ${num(p)} / ${num(ln2 * ln2)}⌉`,
+            `⌈−${fmtInt(n)} × (${num(Math.log(p))}) / ${num(ln2 * ln2)}⌉`,
+            `⌈${num(raw)}⌉`,
+          ],
+          { text: fmtInt(m), unit },
+        ),
+        eq('k', ['round((m / n) · ln 2)', `round(${fmtInt(m)} / ${fmtInt(n)} × ${num(ln2)})`, `round(${num(kr)})`], {
+          text: fmtInt(k),
+          unit: k === 1 ? 'hash' : 'hashes',
+        }),
       );
     } else {
       const best = Math.max(1, Math.round((m / n) * ln2));
       parts.push(
-        el('p', { text: `You chose m and k. For n = ${fmtInt(n)} keys the best k for this m would be round((m / n) · ln 2) = round(${fmtInt(m)} / ${fmtInt(n)} × ${num(ln2)}) = ${fmtInt(best)}.` }),
+        el('p', {
+          text: `You chose m and k. For n = ${fmtInt(n)} keys the best k for this m would be round((m / n) · ln 2) = round(${fmtInt(m)} / ${fmtInt(n)} × ${num(ln2)}) = ${fmtInt(best)}.`,
+        }),
         eq('m', [], { text: fmtInt(m), unit }),
         eq('k', [], { text: fmtInt(k), unit: k === 1 ? 'hash' : 'hashes' }),
       );
     }
     const e = Math.exp((-k * n) / m);
     parts.push(
-      el('p', { text: `After n keys, a ${kind === 'counting' ? 'counter' : 'bit'} is still 0 with probability e^(−k·n/m), and a key never added finds all k of its positions set with probability:` }),
-      eq('rate', ['(1 − e^(−k·n/m))^k', `(1 − e^(−${fmtInt(k)} × ${fmtInt(n)} / ${fmtInt(m)}))^${fmtInt(k)}`, `(1 − ${num(e)})^${fmtInt(k)}`], { text: fmtRate(theoryFPR(kind, m, k, n)) }),
+      el('p', {
+        text: `After n keys, a ${kind === 'counting' ? 'counter' : 'bit'} is still 0 with probability e^(−k·n/m), and a key never added finds all k of its positions set with probability:`,
+      }),
+      eq(
+        'rate',
+        [
+          '(1 − e^(−k·n/m))^k',
+          `(1 − e^(−${fmtInt(k)} × ${fmtInt(n)} / ${fmtInt(m)}))^${fmtInt(k)}`,
+          `(1 − ${num(e)})^${fmtInt(k)}`,
+        ],
+        { text: fmtRate(theoryFPR(kind, m, k, n)) },
+      ),
     );
   }
   box.replaceChildren(...parts);

@@ -75,4 +75,3 @@ export function xxh64(b, seed = 0n) {
   h ^= h >> 32n;
   return h;
 }
-

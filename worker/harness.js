@@ -38,7 +38,8 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
     const res = await fetchFn(base + path, { method, headers, body: payload });
     const bytes = new Uint8Array(await res.arrayBuffer());
     let json;
-    if ((res.headers.get('Content-Type') ?? '').startsWith('application/json')) json = JSON.parse(new TextDecoder().decode(bytes));
+    if ((res.headers.get('Content-Type') ?? '').startsWith('application/json'))
+      json = JSON.parse(new TextDecoder().decode(bytes));
     return { status: res.status, json, bytes, headers: res.headers };
   };
 }
@@ -101,7 +102,12 @@ export async function startMiniflare(outdir, stateDir, { port } = {}) {
       const res = await stub.fetch(`http://shard${path}`, { method, headers, body });
       const bytes = new Uint8Array(await res.arrayBuffer());
       const text = new TextDecoder().decode(bytes);
-      return { status: res.status, text, bytes, json: (res.headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : undefined };
+      return {
+        status: res.status,
+        text,
+        bytes,
+        json: (res.headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : undefined,
+      };
     },
     /** Everything the Worker has logged so far. */
     log: () => log,

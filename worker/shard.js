@@ -93,7 +93,9 @@ export class Shard {
         return fn();
       } catch (err) {
         if (!engineExited(err) || attempt > 1) throw err;
-        console.warn(`edgebloom shard: ${what}: the engine had stopped (${err.message}); reloading the shard from storage`);
+        console.warn(
+          `edgebloom shard: ${what}: the engine had stopped (${err.message}); reloading the shard from storage`,
+        );
         this.state = null;
         this.engineRestarts++;
       }
@@ -122,7 +124,11 @@ export class Shard {
         this.store.compact(filter);
         return;
       } catch (err) {
-        console.error('edgebloom shard: compacting the log after an add failed; the alarm will try again:', err, err?.cause ?? '');
+        console.error(
+          'edgebloom shard: compacting the log after an add failed; the alarm will try again:',
+          err,
+          err?.cause ?? '',
+        );
         if (engineExited(err)) this.state = null;
       }
     }
@@ -146,11 +152,17 @@ export class Shard {
         return this.shard(request, url.pathname, body);
       });
     } catch (err) {
-      if (err instanceof HttpError) return errorResponse(err.status, err.code, err.message, err.status >= 500 ? requestId : undefined);
+      if (err instanceof HttpError)
+        return errorResponse(err.status, err.code, err.message, err.status >= 500 ? requestId : undefined);
       // The detail (message, stack, cause) goes to the log, never into the
       // answer: it names files of the bundle and the engine's internals.
       console.error(`edgebloom shard: request ${requestId}: internal error:`, err, err?.cause ?? '');
-      return errorResponse(500, 'internal', 'the shard failed to serve the request; the log has the details under its request id', requestId);
+      return errorResponse(
+        500,
+        'internal',
+        'the shard failed to serve the request; the log has the details under its request id',
+        requestId,
+      );
     }
   }
 
@@ -175,7 +187,12 @@ export class Shard {
     const want = JSON.parse(body);
     if (have) {
       const canonicalize = (have.canonicalize ?? false) === (want.canonicalize ?? false);
-      if (have.capacity === want.capacity && have.errorRate === want.errorRate && have.shards === want.shards && canonicalize) {
+      if (
+        have.capacity === want.capacity &&
+        have.errorRate === want.errorRate &&
+        have.shards === want.shards &&
+        canonicalize
+      ) {
         return json(200, have);
       }
       return errorResponse(
@@ -204,7 +221,8 @@ export class Shard {
     } catch {
       p = null;
     }
-    if (!p || typeof p.generation !== 'string') throw new HttpError(400, 'bad_shard_request', 'missing X-Edgebloom-Shard');
+    if (!p || typeof p.generation !== 'string')
+      throw new HttpError(400, 'bad_shard_request', 'missing X-Edgebloom-Shard');
     if (request.method === 'DELETE' && path === '/shard') {
       this.reset();
       return new Response(null, { status: 204 });
@@ -255,7 +273,13 @@ export class Shard {
       filter.free();
       throw new HttpError(400, 'invalid_params', `a shard may hold at most ${MAX_SHARD_BITS} bits`);
     }
-    const params = { filter: p.filter, index: p.index, capacity: p.capacity, errorRate: p.errorRate, generation: p.generation };
+    const params = {
+      filter: p.filter,
+      index: p.index,
+      capacity: p.capacity,
+      errorRate: p.errorRate,
+      generation: p.generation,
+    };
     this.ctx.storage.transactionSync(() => {
       this.putKV('shard', params);
       this.store.create(filter);
@@ -290,7 +314,9 @@ export class Shard {
     if (filter.bits > MAX_SHARD_BITS) {
       filter.free();
       // No damage either: a shard this code cannot hold (a lower cap).
-      throw new Error(`${name}: its parameters need ${filter.bits} bits, more than the ${MAX_SHARD_BITS} a shard may hold`);
+      throw new Error(
+        `${name}: its parameters need ${filter.bits} bits, more than the ${MAX_SHARD_BITS} a shard may hold`,
+      );
     }
     let damage;
     try {
@@ -323,7 +349,12 @@ export class Shard {
     if (this.env.EDGEBLOOM_TEST_HOOKS !== '1') throw new HttpError(404, 'not_found', 'no such endpoint');
     if (path === '/_test/info' || path === '/_test/counters') {
       const rows = path === '/_test/info' ? this.store.info() : {};
-      return json(200, { ...this.store.counters(), ...rows, memoryBytes: _memoryBytes(), engineRestarts: this.engineRestarts });
+      return json(200, {
+        ...this.store.counters(),
+        ...rows,
+        memoryBytes: _memoryBytes(),
+        engineRestarts: this.engineRestarts,
+      });
     }
     if (path === '/_test/crash') {
       try {

@@ -52,8 +52,14 @@ export function crc32(bytes) {
   for (const end = bytes.length - 8; i <= end; i += 8) {
     const a = c ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24));
     c =
-      t7[a & 0xff] ^ t6[(a >>> 8) & 0xff] ^ t5[(a >>> 16) & 0xff] ^ t4[a >>> 24] ^
-      t3[bytes[i + 4]] ^ t2[bytes[i + 5]] ^ t1[bytes[i + 6]] ^ t0[bytes[i + 7]];
+      t7[a & 0xff] ^
+      t6[(a >>> 8) & 0xff] ^
+      t5[(a >>> 16) & 0xff] ^
+      t4[a >>> 24] ^
+      t3[bytes[i + 4]] ^
+      t2[bytes[i + 5]] ^
+      t1[bytes[i + 6]] ^
+      t0[bytes[i + 7]];
   }
   for (; i < bytes.length; i++) c = t0[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
   return (c ^ -1) >>> 0;
@@ -83,7 +89,9 @@ export class Store {
     this.chunkWrites = 0;
     this.logWrites = 0;
     this.bytesWritten = 0;
-    this.sql.exec('CREATE TABLE IF NOT EXISTS chunks (i INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
+    this.sql.exec(
+      'CREATE TABLE IF NOT EXISTS chunks (i INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)',
+    );
     this.sql.exec('CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
   }
 
@@ -180,13 +188,15 @@ export class Store {
     const heads = this.sql.exec('SELECT data, crc FROM chunks WHERE i = -1').toArray();
     if (heads.length === 0) return 'the header chunk is missing';
     const head = new Uint8Array(heads[0].data);
-    if (crc32(head) !== heads[0].crc) return `chunk -1 failed its CRC-32 check (stored ${heads[0].crc}, computed ${crc32(head)})`;
+    if (crc32(head) !== heads[0].crc)
+      return `chunk -1 failed its CRC-32 check (stored ${heads[0].crc}, computed ${crc32(head)})`;
     if (head.length !== HEADER_BYTES + TRAILER_BYTES) return 'the header chunk has the wrong size';
     // The stored header must be the one these parameters make, but for
     // the count (bytes 32 to 40).
     const want = filter.readBytes(0, HEADER_BYTES);
     for (let i = 0; i < HEADER_BYTES; i++) {
-      if ((i < 32 || i >= 40) && head[i] !== want[i]) return `the header chunk does not match the shard's parameters (byte ${i})`;
+      if ((i < 32 || i >= 40) && head[i] !== want[i])
+        return `the header chunk does not match the shard's parameters (byte ${i})`;
     }
     const count = Number(new DataView(head.buffer).getBigUint64(32, true));
     let seen = 0;
@@ -195,7 +205,8 @@ export class Store {
       const data = new Uint8Array(row.data);
       const crc = crc32(data);
       if (crc !== row.crc) return `chunk ${row.i} failed its CRC-32 check (stored ${row.crc}, computed ${crc})`;
-      if (row.i >= n || data.length !== Math.min(CHUNK_BYTES, payload - row.i * CHUNK_BYTES)) return `chunk ${row.i} has the wrong size`;
+      if (row.i >= n || data.length !== Math.min(CHUNK_BYTES, payload - row.i * CHUNK_BYTES))
+        return `chunk ${row.i} has the wrong size`;
       try {
         filter.writeBytes(HEADER_BYTES + row.i * CHUNK_BYTES, data);
       } catch (err) {
@@ -218,7 +229,8 @@ export class Store {
       const data = new Uint8Array(row.data);
       const crc = crc32(data);
       if (crc !== row.crc) return `log row ${row.seq} failed its CRC-32 check (stored ${row.crc}, computed ${crc})`;
-      if (data.length < COUNT_BYTES || (data.length - COUNT_BYTES) % 4 !== 0) return `log row ${row.seq} has the wrong size`;
+      if (data.length < COUNT_BYTES || (data.length - COUNT_BYTES) % 4 !== 0)
+        return `log row ${row.seq} has the wrong size`;
       const view = new DataView(data.buffer);
       const changed = new Uint32Array((data.length - COUNT_BYTES) / 4);
       for (let i = 0; i < changed.length; i++) {
@@ -238,7 +250,12 @@ export class Store {
 
   /** The writes so far, and the log's size. */
   counters() {
-    return { chunkWrites: this.chunkWrites, logWrites: this.logWrites, bytesWritten: this.bytesWritten, logBytes: this.logBytes };
+    return {
+      chunkWrites: this.chunkWrites,
+      logWrites: this.logWrites,
+      bytesWritten: this.bytesWritten,
+      logBytes: this.logBytes,
+    };
   }
 
   /** What the tests look at: the rows and the writes so far. */

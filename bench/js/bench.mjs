@@ -267,7 +267,9 @@ function gzipSize(path) {
 
 async function main() {
   console.log(`# edgebloom JS benchmark`);
-  console.log(`node ${process.version}, ${os.cpus()[0].model}, ${os.cpus().length} CPUs, ${os.platform()} ${os.arch()}`);
+  console.log(
+    `node ${process.version}, ${os.cpus()[0].model}, ${os.cpus().length} CPUs, ${os.platform()} ${os.arch()}`,
+  );
   console.log(`n = ${N} URLs, p = ${FP_RATE}, ${ROUNDS} rounds (median shown), batch ${BATCH}\n`);
 
   const t = performance.now();
@@ -278,7 +280,8 @@ async function main() {
   for (const corpus of CORPORA) targets.push(...runCorpus(corpus));
   const cold = coldTable();
   sizeTable();
-  if (cold.edgebloom) targets.push(['cold start ≤ 50 ms (median)', cold.edgebloom.total <= 50, `${cold.edgebloom.total.toFixed(1)} ms`]);
+  if (cold.edgebloom)
+    targets.push(['cold start ≤ 50 ms (median)', cold.edgebloom.total <= 50, `${cold.edgebloom.total.toFixed(1)} ms`]);
   console.log('\nTargets (issue #12):\n');
   for (const [what, ok, got] of targets) console.log(`- ${ok ? 'PASS' : 'MISS'} ${what}: ${got}`);
 }
@@ -322,18 +325,23 @@ function runCorpus(corpus) {
       const probe = res.slow ? mix.slice(0, res.sample) : mix;
       const has = time(f.has, probe);
       record(res, 'has', has, probe.length);
-      if (!res.slow && has.result < mixPresent) throw new Error(`${lib.name}: ${has.result} hits < ${mixPresent} present: false negatives`);
+      if (!res.slow && has.result < mixPresent)
+        throw new Error(`${lib.name}: ${has.result} hits < ${mixPresent} present: false negatives`);
       if (round === 0) {
         // Correctness and size once: no false negatives, FPR on never-added keys.
         const all = f.has(keys.slice(0, res.sample));
-        if (all !== res.sample) throw new Error(`${lib.name}: ${all} of ${res.sample} added keys present: false negatives`);
+        if (all !== res.sample)
+          throw new Error(`${lib.name}: ${all} of ${res.sample} added keys present: false negatives`);
         res.fpr = f.has(absent.slice(0, res.sample)) / res.sample;
         res.bitsPerKey = f.bits / N;
         res.fresh = add.result;
       }
       f.free?.();
       if (f.addMany) {
-        for (const [kind, addIn, mixIn] of [['', addBatches, mixBatches], ['All', addWhole, mixWhole]]) {
+        for (const [kind, addIn, mixIn] of [
+          ['', addBatches, mixBatches],
+          ['All', addWhole, mixWhole],
+        ]) {
           const g = lib.make(N);
           const am = time(g.addMany, addIn);
           const hm = time(g.hasMany, mixIn);
@@ -346,7 +354,9 @@ function runCorpus(corpus) {
       const last = (kind) => fmtOps(res.wall[kind]?.at(-1));
       console.log(
         `round ${round + 1} ${lib.name}: add ${last('add')}/s, has ${last('has')}/s` +
-          (f.addMany ? `, addMany ${last('addMany')}/s (${BATCH}) ${last('addAll')}/s (all), hasMany ${last('hasMany')}/s (${BATCH}) ${last('hasAll')}/s (all)` : '') +
+          (f.addMany
+            ? `, addMany ${last('addMany')}/s (${BATCH}) ${last('addAll')}/s (all), hasMany ${last('hasMany')}/s (${BATCH}) ${last('hasAll')}/s (all)`
+            : '') +
           ` [load ${os.loadavg()[0].toFixed(1)}]`,
       );
     }
@@ -383,10 +393,17 @@ function runCorpus(corpus) {
   };
 
   const med = summarize('wall');
-  console.log(`\nOperations per second (wall clock), median of ${ROUNDS} rounds. addMany/hasMany: batches of ${BATCH} keys / the whole 1M array in one call;`);
+  console.log(
+    `\nOperations per second (wall clock), median of ${ROUNDS} rounds. addMany/hasMany: batches of ${BATCH} keys / the whole 1M array in one call;`,
+  );
   console.log(`their speedups are against bloomfilter's add and has.\n`);
   table(med);
-  console.log(`\nThe same runs in operations per second of process CPU time (less sensitive to a busy machine; load average now ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}):\n`);
+  console.log(
+    `\nThe same runs in operations per second of process CPU time (less sensitive to a busy machine; load average now ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}):\n`,
+  );
   table(summarize('cpu'));
 
   const base = med.bloomfilter;
@@ -395,13 +412,19 @@ function runCorpus(corpus) {
   for (const [name, [single, many]] of Object.entries(goals)) {
     const e = med[name];
     if (!e || !base) continue;
-    const ratio = (what, v, b, goal) => checks.push([`${corpus}: ${name} ${what} ≥ ${goal}×`, x(v, b) >= goal, fx(x(v, b))]);
+    const ratio = (what, v, b, goal) =>
+      checks.push([`${corpus}: ${name} ${what} ≥ ${goal}×`, x(v, b) >= goal, fx(x(v, b))]);
     ratio('add', e.add, base.add, single);
     ratio('has', e.has, base.has, single);
     ratio(`addMany (${BATCH})`, e.addMany, base.add, many);
     ratio(`hasMany (${BATCH})`, e.hasMany, base.has, many);
     // Batches are never slower per key than single calls.
-    for (const [b, s] of [['addMany', 'add'], ['addAll', 'add'], ['hasMany', 'has'], ['hasAll', 'has']]) {
+    for (const [b, s] of [
+      ['addMany', 'add'],
+      ['addAll', 'add'],
+      ['hasMany', 'has'],
+      ['hasAll', 'has'],
+    ]) {
       checks.push([`${corpus}: ${name} ${b} per key ≥ ${s}`, e[b] >= e[s], fx(x(e[b], e[s]))]);
     }
     // The classic kind sizes m for p exactly; the split-block kind sizes
@@ -416,7 +439,9 @@ function runCorpus(corpus) {
 function coldTable() {
   const cold = {};
   if (COLD_RUNS === 0) return cold;
-  console.log(`\n## Cold start: fresh \`node\` process, import + init + first filter (1M, 1%) + one add; median of ${COLD_RUNS} runs, ms.\n`);
+  console.log(
+    `\n## Cold start: fresh \`node\` process, import + init + first filter (1M, 1%) + one add; median of ${COLD_RUNS} runs, ms.\n`,
+  );
   console.log('(js/cold.mjs breaks it down further and times Chromium too.)\n');
   console.log('| library | import | init | first filter | total | since process start | spawn to exit |');
   console.log('|---|--:|--:|--:|--:|--:|--:|');
@@ -438,7 +463,10 @@ function sizeTable() {
     ? fileURLToPath(new URL('./edgebloom.wasm', pathToFileURL(args.module)))
     : fileURLToPath(import.meta.resolve('edgebloom/edgebloom.wasm'));
   const ceramicWasm = require.resolve('@ceramicnetwork/wasm-bloom-filter/wasm_bloom_filter_bg.wasm');
-  for (const [name, path] of [['edgebloom.wasm', ebWasm], ['@ceramicnetwork wasm_bloom_filter_bg.wasm', ceramicWasm]]) {
+  for (const [name, path] of [
+    ['edgebloom.wasm', ebWasm],
+    ['@ceramicnetwork wasm_bloom_filter_bg.wasm', ceramicWasm],
+  ]) {
     const s = gzipSize(path);
     console.log(`| ${name} | ${s.raw} | ${s.gzip} |`);
   }

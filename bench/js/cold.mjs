@@ -98,7 +98,9 @@ function node() {
   console.log(`\ninit() step by step (other fresh processes), ms:\n`);
   console.log('| import wasm_exec.js | read the wasm | compile | instantiate | Go start (runtime init, main) |');
   console.log('|--:|--:|--:|--:|--:|');
-  console.log(`| ${fmt(s.wasmExec)} | ${fmt(s.read)} | ${fmt(s.compile)} | ${fmt(s.instantiate)} | ${fmt(s.goStart)} |`);
+  console.log(
+    `| ${fmt(s.wasmExec)} | ${fmt(s.read)} | ${fmt(s.compile)} | ${fmt(s.instantiate)} | ${fmt(s.goStart)} |`,
+  );
   return p.total;
 }
 
@@ -148,7 +150,16 @@ async function browser() {
   const url = `http://127.0.0.1:${server.address().port}/`;
   const b = await chromium.launch({
     executablePath: '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
   const version = b.version();
   const samples = [];
@@ -175,10 +186,17 @@ async function browser() {
 }
 
 async function main() {
-  console.log(`# edgebloom cold start (${os.cpus().length} CPUs, load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')})\n`);
+  console.log(
+    `# edgebloom cold start (${os.cpus().length} CPUs, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')})\n`,
+  );
   const total = node();
   if (BROWSER_RUNS > 0) await browser();
-  console.log(`\nTarget (issue #12): Node cold start ≤ 50 ms (median): ${total <= 50 ? 'PASS' : 'MISS'} (${fmt(total)} ms)`);
+  console.log(
+    `\nTarget (issue #12): Node cold start ≤ 50 ms (median): ${total <= 50 ? 'PASS' : 'MISS'} (${fmt(total)} ms)`,
+  );
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();

@@ -118,15 +118,21 @@ async function project(name, files = {}) {
 
 let nodeProject;
 
-before(async () => {
-  vectors = await loadVectors();
-  const packDir = await tempDir('pack');
-  await run('npm', ['pack', '--pack-destination', packDir], { cwd: repoRoot });
-  tarball = path.join(packDir, (await readdir(packDir)).find((f) => f.endsWith('.tgz')));
-  nodeProject = await project('node', { 'main.js': mainESM, 'main.cjs': mainCJS });
-  installed = path.join(nodeProject, 'node_modules/edgebloom');
-  browser = await launchChromium();
-}, { timeout });
+before(
+  async () => {
+    vectors = await loadVectors();
+    const packDir = await tempDir('pack');
+    await run('npm', ['pack', '--pack-destination', packDir], { cwd: repoRoot });
+    tarball = path.join(
+      packDir,
+      (await readdir(packDir)).find((f) => f.endsWith('.tgz')),
+    );
+    nodeProject = await project('node', { 'main.js': mainESM, 'main.cjs': mainCJS });
+    installed = path.join(nodeProject, 'node_modules/edgebloom');
+    browser = await launchChromium();
+  },
+  { timeout },
+);
 after(cleanup);
 
 function lastJSON(output) {
@@ -164,17 +170,24 @@ describe('the packed package', { concurrency: 2 }, () => {
     assertVectors(result);
   });
 
-  test('Deno runs the Node entry with read access to the package (and fails saying so without it)', { timeout }, async () => {
-    const env = { DENO_DIR: path.join(nodeProject, '.deno'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
-    const args = (...flags) => ['run', '--no-prompt', ...flags, 'main.js'];
-    const denied = lastJSON(await run(bin('deno'), args('--allow-read=vectors.json'), { cwd: nodeProject, env }));
-    assert.equal(denied.failures.length, 1, JSON.stringify(denied));
-    assert.match(denied.failures[0], /NotCapable: Requires read access to ".*\/node_modules\/edgebloom\/js\/edgebloom\.wasm"/);
-    const read = '--allow-read=vectors.json,node_modules/edgebloom';
-    const result = lastJSON(await run(bin('deno'), args(read), { cwd: nodeProject, env }));
-    assert.match(result.resolved, /\/node_modules\/edgebloom\/js\/node\.js$/);
-    assertVectors(result);
-  });
+  test(
+    'Deno runs the Node entry with read access to the package (and fails saying so without it)',
+    { timeout },
+    async () => {
+      const env = { DENO_DIR: path.join(nodeProject, '.deno'), DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' };
+      const args = (...flags) => ['run', '--no-prompt', ...flags, 'main.js'];
+      const denied = lastJSON(await run(bin('deno'), args('--allow-read=vectors.json'), { cwd: nodeProject, env }));
+      assert.equal(denied.failures.length, 1, JSON.stringify(denied));
+      assert.match(
+        denied.failures[0],
+        /NotCapable: Requires read access to ".*\/node_modules\/edgebloom\/js\/edgebloom\.wasm"/,
+      );
+      const read = '--allow-read=vectors.json,node_modules/edgebloom';
+      const result = lastJSON(await run(bin('deno'), args(read), { cwd: nodeProject, env }));
+      assert.match(result.resolved, /\/node_modules\/edgebloom\/js\/node\.js$/);
+      assertVectors(result);
+    },
+  );
 
   // ---- Vercel's edge-runtime ------------------------------------------------------
 
@@ -220,18 +233,25 @@ describe('the packed package', { concurrency: 2 }, () => {
     return { runtime, entries };
   }
 
-  test('edge-runtime: the "edge-light" condition takes js/edge-light.js and its .wasm?module', { timeout }, async () => {
-    const dir = await project('edge', { 'edge.js': edgeFunction });
-    // Vercel's conditions for an Edge function.
-    const { runtime, entries } = await edgeRuntime(dir, ['edge-light', 'worker', 'browser']);
-    assert.deepEqual(entries, ['edge-light']);
-    const res = await runtime.dispatchFetch('http://127.0.0.1/check', { method: 'POST', body: JSON.stringify(vectors) });
-    assertVectors(await res.json());
-  });
+  test(
+    'edge-runtime: the "edge-light" condition takes js/edge-light.js and its .wasm?module',
+    { timeout },
+    async () => {
+      const dir = await project('edge', { 'edge.js': edgeFunction });
+      // Vercel's conditions for an Edge function.
+      const { runtime, entries } = await edgeRuntime(dir, ['edge-light', 'worker', 'browser']);
+      assert.deepEqual(entries, ['edge-light']);
+      const res = await runtime.dispatchFetch('http://127.0.0.1/check', {
+        method: 'POST',
+        body: JSON.stringify(vectors),
+      });
+      assertVectors(await res.json());
+    },
+  );
 
   // The runtime's fetch gives a Response of its own realm, which the host's
   // compileStreaming refuses: init() reads it with arrayBuffer() instead.
-  test('edge-runtime: init(url) with the runtime\'s own Response served as application/wasm', { timeout }, async () => {
+  test("edge-runtime: init(url) with the runtime's own Response served as application/wasm", { timeout }, async () => {
     const dir = await project('edge-url', { 'edge.js': edgeFunction });
     const server = await serve({ dirs: { '/': path.join(installed, 'js') } });
     const { runtime, entries } = await edgeRuntime(dir, ['browser']);
@@ -293,7 +313,10 @@ describe('the packed package', { concurrency: 2 }, () => {
     const dir = await webProject('vite7-dev-plain');
     const { result } = await openCheckPage(browser, await devServer('vite7', dir), vectors);
     assert.equal(result.error?.code, 'ERR_WASM_FETCH', JSON.stringify(result));
-    assert.match(result.error.message, /\/node_modules\/\.vite\/deps\/edgebloom\.wasm\S* \(status 200, Content-Type text\/html\)/);
+    assert.match(
+      result.error.message,
+      /\/node_modules\/\.vite\/deps\/edgebloom\.wasm\S* \(status 200, Content-Type text\/html\)/,
+    );
   });
 
   const viteExclude = { optimizeDeps: { exclude: ['edgebloom'] } };
@@ -316,7 +339,10 @@ describe('the packed package', { concurrency: 2 }, () => {
       const dir = await webProject(`${toolName}-build`);
       await run(process.execPath, [path.join(here, 'tool.js'), toolName, 'build', dir], { cwd: dir });
       const emitted = await readdir(path.join(dir, 'dist/assets'));
-      assert.ok(emitted.some((f) => /^edgebloom-.*\.wasm$/.test(f)), `the wasm is an asset: ${emitted}`);
+      assert.ok(
+        emitted.some((f) => /^edgebloom-.*\.wasm$/.test(f)),
+        `the wasm is an asset: ${emitted}`,
+      );
       const { result } = await openBuilt(dir);
       assertVectors(result);
     });
@@ -326,7 +352,10 @@ describe('the packed package', { concurrency: 2 }, () => {
     const dir = await webProject('webpack');
     await run(process.execPath, [path.join(here, 'tool.js'), 'webpack', 'build', dir], { cwd: dir });
     const emitted = await readdir(path.join(dir, 'dist'));
-    assert.ok(emitted.some((f) => f.endsWith('.wasm')), `the wasm is an asset: ${emitted}`);
+    assert.ok(
+      emitted.some((f) => f.endsWith('.wasm')),
+      `the wasm is an asset: ${emitted}`,
+    );
     // webpack's output is a classic script, which finds its public path (the
     // wasm's URL) through document.currentScript.
     const { result } = await openBuilt(dir, webPage.replace('type="module" ', ''));
@@ -348,7 +377,9 @@ describe('the packed package', { concurrency: 2 }, () => {
       { lib: ['es2022', 'dom'], types: [], module: 'nodenext', moduleResolution: 'nodenext' },
       { lib: ['es2022', 'dom'], types: ['node'], module: 'node16', moduleResolution: 'node16' },
     ];
-    const files = configs.map((c) => `tsconfig.${c.lib.join('-')}${c.types.length ? '-types-node' : ''}-${c.moduleResolution}.json`);
+    const files = configs.map(
+      (c) => `tsconfig.${c.lib.join('-')}${c.types.length ? '-types-node' : ''}-${c.moduleResolution}.json`,
+    );
     await writeFiles(
       dir,
       Object.fromEntries(

@@ -66,9 +66,15 @@ test('addMany takes the same bits for ASCII and non-ASCII string batches', () =>
   for (const keys of [ascii, mixed, ['é'], ['a', 'é'], ['é', 'a']]) {
     const a = new BloomFilter({ capacity: 6000, errorRate: 0.01 });
     const b = new BloomFilter({ capacity: 6000, errorRate: 0.01 });
-    assert.deepEqual(a.addMany(keys), keys.map((k) => b.add(k)));
+    assert.deepEqual(
+      a.addMany(keys),
+      keys.map((k) => b.add(k)),
+    );
     assert.deepEqual(a.toBytes(), b.toBytes());
-    assert.deepEqual(a.hasMany(keys.map((k) => new TextEncoder().encode(k))), keys.map(() => true));
+    assert.deepEqual(
+      a.hasMany(keys.map((k) => new TextEncoder().encode(k))),
+      keys.map(() => true),
+    );
   }
 });
 
@@ -92,9 +98,15 @@ test('batches split joined UTF-8 by UTF-16 lengths: surrogates, emoji, lone surr
     const a = new BloomFilter({ bits: 1 << 16, hashes: 7 });
     const b = new BloomFilter({ bits: 1 << 16, hashes: 7 });
     const many = a.addMany(batch);
-    assert.deepEqual(many, batch.map((k) => b.add(enc.encode(k))));
+    assert.deepEqual(
+      many,
+      batch.map((k) => b.add(enc.encode(k))),
+    );
     assert.deepEqual(a.toBytes(), b.toBytes(), JSON.stringify(batch));
-    assert.deepEqual(a.hasMany(batch), batch.map(() => true));
+    assert.deepEqual(
+      a.hasMany(batch),
+      batch.map(() => true),
+    );
     const c = new BloomFilter({ bits: 1 << 16, hashes: 7 });
     c.addMany(batch.map((k) => enc.encode(k)));
     assert.deepEqual(c.toBytes(), a.toBytes());
@@ -102,7 +114,24 @@ test('batches split joined UTF-8 by UTF-16 lengths: surrogates, emoji, lone surr
 });
 
 test('batches of random mixed-script keys set the same bits as key-by-key adds', () => {
-  const pool = ['a', 'Z', '/', 'é', 'ß', '例', '路', 'ф', '😀', '🎉', '\ud800', '\udc00', '\ufffd', '\u0000', '\u07ff', '\u0800'];
+  const pool = [
+    'a',
+    'Z',
+    '/',
+    'é',
+    'ß',
+    '例',
+    '路',
+    'ф',
+    '😀',
+    '🎉',
+    '\ud800',
+    '\udc00',
+    '\ufffd',
+    '\u0000',
+    '\u07ff',
+    '\u0800',
+  ];
   let seed = 12345;
   const rand = (n) => {
     seed = (seed * 1103515245 + 12345) >>> 0;
@@ -118,7 +147,10 @@ test('batches of random mixed-script keys set the same bits as key-by-key adds',
   const a = new BloomFilter({ bits: 1 << 16, hashes: 5 });
   const b = new BloomFilter({ bits: 1 << 16, hashes: 5 });
   const enc = new TextEncoder();
-  assert.deepEqual(a.addMany(keys), keys.map((k) => b.add(enc.encode(k))));
+  assert.deepEqual(
+    a.addMany(keys),
+    keys.map((k) => b.add(enc.encode(k))),
+  );
   assert.deepEqual(a.toBytes(), b.toBytes());
   assert.ok(a.hasMany(keys).every(Boolean));
 });
@@ -191,15 +223,24 @@ test('bad sizes are RangeErrors or TypeErrors naming the option', () => {
   }
   for (const errorRate of [0, 1, -0.1, 2, NaN, Infinity]) {
     assert.throws(() => new BloomFilter({ capacity: 10, errorRate }), { name: 'RangeError', message: /"errorRate"/ });
-    assert.throws(() => new ScalableBloomFilter({ initialCapacity: 10, errorRate }), { name: 'RangeError', message: /"errorRate"/ });
+    assert.throws(() => new ScalableBloomFilter({ initialCapacity: 10, errorRate }), {
+      name: 'RangeError',
+      message: /"errorRate"/,
+    });
   }
-  assert.throws(() => new BloomFilter({ capacity: '10', errorRate: 0.01 }), { name: 'TypeError', message: /"capacity"/ });
+  assert.throws(() => new BloomFilter({ capacity: '10', errorRate: 0.01 }), {
+    name: 'TypeError',
+    message: /"capacity"/,
+  });
   assert.throws(() => new BloomFilter(), TypeError);
   assert.throws(() => new BloomFilter({ bits: MAX_BITS + 1, hashes: 3 }), { name: 'RangeError', message: /"bits"/ });
   assert.throws(() => new BloomFilter({ bits: 100, hashes: 65 }), { name: 'RangeError', message: /"hashes"/ });
   assert.throws(() => new BloomFilter({ capacity: 1e9, errorRate: 0.01 }), { name: 'RangeError', message: /2\^32/ });
   assert.throws(() => new CountingBloomFilter({ capacity: 3e8, errorRate: 0.01 }), RangeError);
-  assert.throws(() => new BloomFilter({ capacity: 10, errorRate: 1e-30 }), { name: 'RangeError', message: /fpRate|hash/ });
+  assert.throws(() => new BloomFilter({ capacity: 10, errorRate: 1e-30 }), {
+    name: 'RangeError',
+    message: /fpRate|hash/,
+  });
   const f = new BloomFilter({ capacity: 10, errorRate: 0.1 });
   assert.equal(f.add('still works'), true);
 });

@@ -21,7 +21,8 @@ const makers = {
   scalable: () => new ScalableBloomFilter({ initialCapacity: 1000, errorRate: 0.01 }),
   window: () => new WindowBloomFilter({ capacityPerGeneration: 50_000, errorRate: 0.01, generations: 2 }),
   blocked: () => new BlockedBloomFilter({ capacity: 50_000, errorRate: 0.01 }),
-  sharded: () => ShardedBloomFilter.fromBytes(shardedContainer({ BloomFilter, ShardedBloomFilter }, 3, ['https://seed.example/'])),
+  sharded: () =>
+    ShardedBloomFilter.fromBytes(shardedContainer({ BloomFilter, ShardedBloomFilter }, 3, ['https://seed.example/'])),
 };
 
 const good = crawlerURLs(30_000);

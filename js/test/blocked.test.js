@@ -3,7 +3,15 @@
 // vectors.test.js.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, BloomFilter, BlockedBloomFilter, fromBytes, optimalBlocks, estimateBlockedFPR, MAX_BITS } from 'edgebloom';
+import {
+  init,
+  BloomFilter,
+  BlockedBloomFilter,
+  fromBytes,
+  optimalBlocks,
+  estimateBlockedFPR,
+  MAX_BITS,
+} from 'edgebloom';
 import { crawlerURLs } from './helpers.js';
 
 before(() => init());
@@ -27,7 +35,10 @@ test('sized as Go sizes it, with the rate on target at capacity', () => {
     const fp = g.hasMany(probes).filter(Boolean).length / probes.length;
     // Go aims at 0.9·p, so that a real filter stays under p.
     assert.ok(fp > 0.7 * p && fp < p, `p=${p}: measured ${fp}`);
-    assert.ok(Math.abs(g.estimatedErrorRate - fp) / fp < 0.15, `estimatedErrorRate ${g.estimatedErrorRate}, measured ${fp}`);
+    assert.ok(
+      Math.abs(g.estimatedErrorRate - fp) / fp < 0.15,
+      `estimatedErrorRate ${g.estimatedErrorRate}, measured ${fp}`,
+    );
     assert.ok(Math.abs(g.estimatedCount - n) / n < 0.02, `estimatedCount ${g.estimatedCount}`);
     g.free();
   }
@@ -37,7 +48,12 @@ test('optimalBlocks and estimateBlockedFPR size as the engine does, without maki
   // docs/format.md: 42 081 blocks for 1 000 000 keys at 1 %, 67 356 at 0.1 %.
   assert.equal(optimalBlocks(1_000_000, 0.01), 42_081);
   assert.equal(optimalBlocks(1_000_000, 0.001), 67_356);
-  for (const [n, p] of [[1, 0.5], [20, 0.05], [10_000, 0.01], [123_457, 0.0001]]) {
+  for (const [n, p] of [
+    [1, 0.5],
+    [20, 0.05],
+    [10_000, 0.01],
+    [123_457, 0.0001],
+  ]) {
     const f = new BlockedBloomFilter({ capacity: n, errorRate: p });
     const b = optimalBlocks(n, p);
     assert.equal(b, f.blocks, `optimalBlocks(${n}, ${p})`);
@@ -56,13 +72,21 @@ test('optimalBlocks and estimateBlockedFPR size as the engine does, without maki
 });
 
 test('add is test-and-add; batches agree with single calls for any keys', () => {
-  const keys = crawlerURLs(20_000).map((k, i) => (i % 3 === 0 ? new TextEncoder().encode(k) : i % 7 === 0 ? `${k}/é/例子/😀` : k));
+  const keys = crawlerURLs(20_000).map((k, i) =>
+    i % 3 === 0 ? new TextEncoder().encode(k) : i % 7 === 0 ? `${k}/é/例子/😀` : k,
+  );
   const a = new BlockedBloomFilter({ capacity: 20_000, errorRate: 0.01 });
   const b = new BlockedBloomFilter({ capacity: 20_000, errorRate: 0.01 });
-  assert.deepEqual(a.addMany(keys), keys.map((k) => b.add(k)));
+  assert.deepEqual(
+    a.addMany(keys),
+    keys.map((k) => b.add(k)),
+  );
   assert.deepEqual(a.toBytes(), b.toBytes());
   assert.equal(a.addMany(keys).some(Boolean), false, 'repeats are not new');
-  assert.deepEqual(a.hasMany(keys), keys.map(() => true));
+  assert.deepEqual(
+    a.hasMany(keys),
+    keys.map(() => true),
+  );
   assert.deepEqual(a.hasMany(['absent', keys[1]]), [b.has('absent'), true]);
   // A string key hashes as its UTF-8 bytes; a lone surrogate as U+FFFD.
   assert.deepEqual(a.positions('https://例子.测试/😀'), a.positions(new TextEncoder().encode('https://例子.测试/😀')));
@@ -126,7 +150,9 @@ test('toBytes and fromBytes: the generic loader knows kind 5', () => {
   assert.deepEqual(g.toBytes(), bytes);
   assert.deepEqual(BlockedBloomFilter.fromBytes(bytes.buffer).toBytes(), bytes, 'an ArrayBuffer works');
   assert.throws(() => BloomFilter.fromBytes(bytes), { code: 'ERR_KIND', message: /found blocked/ });
-  assert.throws(() => BlockedBloomFilter.fromBytes(new BloomFilter({ bits: 256, hashes: 8 }).toBytes()), { code: 'ERR_KIND' });
+  assert.throws(() => BlockedBloomFilter.fromBytes(new BloomFilter({ bits: 256, hashes: 8 }).toBytes()), {
+    code: 'ERR_KIND',
+  });
   assert.throws(() => BlockedBloomFilter.fromBytes(bytes, { maxBits: f.bits - 1 }), { code: 'ERR_TOO_LARGE' });
   const flipped = bytes.slice();
   flipped[100] ^= 1;
@@ -175,7 +201,10 @@ test('fromParquet and parquetBitset', () => {
   for (const input of [bitset, bitset.buffer, new Uint32Array(bitset.buffer)]) {
     const g = BlockedBloomFilter.fromParquet(input);
     assert.ok(g.equals(f));
-    assert.deepEqual(g.hasMany(crawlerURLs(1000)), crawlerURLs(1000).map(() => true));
+    assert.deepEqual(
+      g.hasMany(crawlerURLs(1000)),
+      crawlerURLs(1000).map(() => true),
+    );
     assert.equal(g.capacity, 0);
     assert.equal(g.errorRate, 0);
     assert.ok(Math.abs(g.count - 1000) < 30, `count ${g.count} estimated from the bits`);
@@ -192,17 +221,29 @@ test('bad options, bitsets and bytes: TypeError, RangeError or a code; the modul
     assert.throws(() => new BlockedBloomFilter({ blocks }), { name: 'RangeError', message: /"blocks"/ });
   }
   for (const errorRate of [0, 1, NaN]) {
-    assert.throws(() => new BlockedBloomFilter({ capacity: 10, errorRate }), { name: 'RangeError', message: /"errorRate"/ });
+    assert.throws(() => new BlockedBloomFilter({ capacity: 10, errorRate }), {
+      name: 'RangeError',
+      message: /"errorRate"/,
+    });
   }
-  assert.throws(() => new BlockedBloomFilter({ capacity: 1e9, errorRate: 0.01 }), { name: 'RangeError', message: /2\^32/ });
+  assert.throws(() => new BlockedBloomFilter({ capacity: 1e9, errorRate: 0.01 }), {
+    name: 'RangeError',
+    message: /2\^32/,
+  });
   for (const length of [0, 31, 33, 100]) {
-    assert.throws(() => BlockedBloomFilter.fromParquet(new Uint8Array(length)), { name: 'RangeError', code: 'ERR_ARG', message: /multiple of 32/ });
+    assert.throws(() => BlockedBloomFilter.fromParquet(new Uint8Array(length)), {
+      name: 'RangeError',
+      code: 'ERR_ARG',
+      message: /multiple of 32/,
+    });
   }
   assert.throws(() => BlockedBloomFilter.fromParquet('bits'), TypeError);
   assert.throws(() => BlockedBloomFilter.fromParquet(new Uint8Array(64), { maxBits: 0 }), RangeError);
   // An oversized bitset is refused before it is copied into linear memory.
   const before = _memoryBytes();
-  assert.throws(() => BlockedBloomFilter.fromParquet(new Uint8Array(16 << 20), { maxBits: 1 << 20 }), { code: 'ERR_TOO_LARGE' });
+  assert.throws(() => BlockedBloomFilter.fromParquet(new Uint8Array(16 << 20), { maxBits: 1 << 20 }), {
+    code: 'ERR_TOO_LARGE',
+  });
   assert.equal(_memoryBytes(), before);
   const f = new BlockedBloomFilter({ blocks: 1 });
   assert.throws(() => f.add(42), TypeError);

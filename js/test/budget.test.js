@@ -86,7 +86,10 @@ test('the default budget fits a 128 MB Workers isolate: 64 MiB, a 48 MiB filter 
     out.memoryMiB = Math.round(_memoryBytes() / 2 ** 20);
     console.log(JSON.stringify(out));
   `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url) });
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    cwd: new URL('..', import.meta.url),
+  });
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout);
   assert.equal(out.big, 'ERR_TOO_LARGE');

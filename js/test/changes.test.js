@@ -74,7 +74,16 @@ test('readBytes gives toBytes() ranges; writeBytes rebuilds the payload', () => 
     const all = f.toBytes();
     assert.equal(f.byteLength, all.length);
     assert.deepEqual(f.readBytes(0), all);
-    for (const [a, b] of [[0, 64], [0, 1], [63, 65], [64, 72], [all.length - 8, all.length], [all.length - 9, all.length - 3], [5, 5], [1000 % all.length, all.length]]) {
+    for (const [a, b] of [
+      [0, 64],
+      [0, 1],
+      [63, 65],
+      [64, 72],
+      [all.length - 8, all.length],
+      [all.length - 9, all.length - 3],
+      [5, 5],
+      [1000 % all.length, all.length],
+    ]) {
       if (a > b) continue;
       assert.deepEqual(f.readBytes(a, b), all.subarray(a, b), `[${a}, ${b})`);
     }
@@ -111,7 +120,20 @@ test('parameter getters read no bits; stats() agrees with them all', () => {
   const f = new BloomFilter({ capacity: 1_000, errorRate: 0.01 });
   f.addMany(crawlerURLs(600));
   const s = f.stats();
-  for (const k of ['kind', 'bits', 'hashes', 'count', 'capacity', 'errorRate', 'byteLength', 'setBits', 'estimatedCount', 'fillRatio', 'estimatedErrorRate', 'overCapacity']) {
+  for (const k of [
+    'kind',
+    'bits',
+    'hashes',
+    'count',
+    'capacity',
+    'errorRate',
+    'byteLength',
+    'setBits',
+    'estimatedCount',
+    'fillRatio',
+    'estimatedErrorRate',
+    'overCapacity',
+  ]) {
     assert.equal(f[k], s[k], k);
   }
   f.add('one more');

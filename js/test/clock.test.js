@@ -86,7 +86,10 @@ test("workerd's clock in Node: a dropped filter's free() runs Go inside a finali
     }
     console.log(JSON.stringify({ collected: !weak.deref(), answer }));
   `;
-  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url) });
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    cwd: new URL('..', import.meta.url),
+  });
   assert.equal(r.status, 0, r.stderr);
   assert.doesNotMatch(r.stderr, /fatal error/);
   assert.deepEqual(JSON.parse(r.stdout.trim().split('\n').pop()), { collected: true, answer: 1000 });

@@ -72,7 +72,10 @@ test('an engine that dies where no call is checked (a finalizer) is seen by the 
     const fresh = BloomFilter.fromBytes(saved);
     console.log(JSON.stringify({ codes, collected: !weak.deref(), fresh: fresh.has('kept') }));
   `;
-  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url) });
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    cwd: new URL('..', import.meta.url),
+  });
   assert.equal(r.status, 0, r.stderr);
   const out = JSON.parse(r.stdout.trim().split('\n').pop());
   assert.equal(out.collected, true, 'the token was collected');
@@ -93,7 +96,10 @@ test('an exception thrown out of a dying engine (its glue failing mid-call) beco
     throw new TypeError('the host refused the write');
   };
   try {
-    assert.throws(() => _crashEngine(), (err) => err.code === 'ERR_ENGINE_EXITED' && err.cause instanceof TypeError);
+    assert.throws(
+      () => _crashEngine(),
+      (err) => err.code === 'ERR_ENGINE_EXITED' && err.cause instanceof TypeError,
+    );
   } finally {
     console.log = log;
   }

@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import { init, BloomFilter, fromBytes, optimal, estimateFPR } from 'edgebloom';
 
 test('using the API before init() throws an Error saying so', () => {
-  assert.throws(() => new BloomFilter({ capacity: 10, errorRate: 0.1 }), { code: 'ERR_NOT_INITIALIZED', message: /init\(\)/ });
+  assert.throws(() => new BloomFilter({ capacity: 10, errorRate: 0.1 }), {
+    code: 'ERR_NOT_INITIALIZED',
+    message: /init\(\)/,
+  });
   assert.throws(() => fromBytes(new Uint8Array(100)), { code: 'ERR_NOT_INITIALIZED' });
 });
 

@@ -30,7 +30,9 @@ test('filters written in JS answer the same in Go, and Go re-encodes them byte f
       f.addMany(keys);
       const bytes = f.toBytes();
       writeFileSync(join(dir, 'filter.bin'), bytes);
-      const out = JSON.parse(execFileSync(bin, [join(dir, 'filter.bin'), join(dir, 'probes.json')], { encoding: 'utf8' }));
+      const out = JSON.parse(
+        execFileSync(bin, [join(dir, 'filter.bin'), join(dir, 'probes.json')], { encoding: 'utf8' }),
+      );
       assert.equal(out.kind, f.kind);
       assert.deepEqual(out.has, f.hasMany(probes), `${f.kind}: Go answers as JS`);
       assert.equal(out.base64, Buffer.from(bytes).toString('base64'), `${f.kind}: Go re-encodes identically`);

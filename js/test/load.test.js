@@ -56,7 +56,10 @@ const notInitialized = () =>
 
 test('a page where the wasm should be: ERR_WASM_FETCH naming the URL, status and type', async () => {
   const url = `${origin}/spa/edgebloom.wasm`;
-  await assert.rejects(init(url), fetchError(url, 200, 'text/html', /is not WebAssembly: it starts with "<!doctype html><"/));
+  await assert.rejects(
+    init(url),
+    fetchError(url, 200, 'text/html', /is not WebAssembly: it starts with "<!doctype html><"/),
+  );
   await assert.rejects(init(new URL(url)), { code: 'ERR_WASM_FETCH' });
   await assert.rejects(init(await fetch(url)), fetchError(url, 200, 'text/html', /is not WebAssembly/));
   notInitialized();
@@ -106,7 +109,15 @@ test('a bundle without import.meta.url: ERR_WASM_URL asks for init(url | bytes |
     write: false,
     logLevel: 'silent',
   });
-  const context = vm.createContext({ ...globalThis, console, WebAssembly, TextEncoder, TextDecoder, crypto, performance });
+  const context = vm.createContext({
+    ...globalThis,
+    console,
+    WebAssembly,
+    TextEncoder,
+    TextDecoder,
+    crypto,
+    performance,
+  });
   vm.runInContext(outputFiles[0].text, context);
   const iife = context.edgebloomIIFE;
   await assert.rejects(iife.init(), (err) => {

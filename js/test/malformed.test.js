@@ -23,5 +23,8 @@ test('every input of the malformed corpus is refused with its code; nothing is l
 
 test('the router-seed-0 container is refused, not loaded with keys routed to the wrong shards', () => {
   const c = corpus.cases.find((x) => x.name === 'sharded router seed 0');
-  assert.throws(() => edgebloom.ShardedBloomFilter.fromBytes(fromBase64(c.base64)), { code: 'ERR_CORRUPT', message: /router/ });
+  assert.throws(() => edgebloom.ShardedBloomFilter.fromBytes(fromBase64(c.base64)), {
+    code: 'ERR_CORRUPT',
+    message: /router/,
+  });
 });

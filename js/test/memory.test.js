@@ -10,7 +10,10 @@ before(() => init());
 
 test('10 000 create/add/free cycles leave linear memory where it was after the first hundred', () => {
   const cycle = (i) => {
-    const f = i % 2 ? new BloomFilter({ capacity: 60_000, errorRate: 0.01 }) : new CountingBloomFilter({ capacity: 20_000, errorRate: 0.01 });
+    const f =
+      i % 2
+        ? new BloomFilter({ capacity: 60_000, errorRate: 0.01 })
+        : new CountingBloomFilter({ capacity: 20_000, errorRate: 0.01 });
     f.add(`key-${i}`);
     f.toBytes();
     f.free();
@@ -36,7 +39,10 @@ test('filters dropped without free() are freed after garbage collection', () => 
     }
     console.log(JSON.stringify({ made, left: _liveFilters() }));
   `;
-  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', cwd: new URL('..', import.meta.url) });
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    cwd: new URL('..', import.meta.url),
+  });
   assert.equal(r.status, 0, r.stderr);
   const { made, left } = JSON.parse(r.stdout);
   assert.equal(made, 50);

@@ -26,7 +26,9 @@ function declared(dts) {
   for (const m of dts.matchAll(/^export class (\w+)[^{]*\{([\s\S]*?)^\}/gm)) {
     classes.set(m[1], new Set([...m[2].matchAll(/^\s+static (\w+)/gm)].map((s) => s[1])));
   }
-  const members = new Set([...dts.matchAll(/^\s+(?:static\s+)?(?:readonly\s+)?(?:get\s+)?(\w+)\??\s*[(<:]/gm)].map((m) => m[1]));
+  const members = new Set(
+    [...dts.matchAll(/^\s+(?:static\s+)?(?:readonly\s+)?(?:get\s+)?(\w+)\??\s*[(<:]/gm)].map((m) => m[1]),
+  );
   return { functions, classes, members };
 }
 
@@ -49,7 +51,10 @@ test("the README's JavaScript API list names only what index.d.ts declares, and 
       }
       continue;
     }
-    for (const part of line.split(/ \/ |, /).map((p) => p.trim()).filter(Boolean)) {
+    for (const part of line
+      .split(/ \/ |, /)
+      .map((p) => p.trim())
+      .filter(Boolean)) {
       let m;
       if ((m = part.match(/^([A-Z]\w*)\.(\w+)\(/))) {
         assert.ok(classes.get(m[1])?.has(m[2]), `README lists ${m[1]}.${m[2]}`);

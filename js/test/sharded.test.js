@@ -9,7 +9,6 @@ const container = (shards, keys) => shardedContainer({ BloomFilter, ShardedBloom
 
 before(() => init());
 
-
 test('a container loads, routes every key to its shard, and re-encodes byte for byte', () => {
   const keys = crawlerURLs(4000);
   const bytes = container(4, keys);
@@ -17,12 +16,18 @@ test('a container loads, routes every key to its shard, and re-encodes byte for 
   assert.ok(f instanceof ShardedBloomFilter);
   assert.equal(f.shards, 4);
   assert.equal(f.kind, 'sharded');
-  assert.deepEqual(f.hasMany(keys), keys.map(() => true));
+  assert.deepEqual(
+    f.hasMany(keys),
+    keys.map(() => true),
+  );
   const absent = crawlerURLs(20_000, 'https://absent.example');
   const fp = f.hasMany(absent).filter(Boolean).length / absent.length;
   assert.ok(fp < 0.02, `false positives ${fp}`);
   const s = f.stats();
-  assert.equal(s.count, [0, 1, 2, 3].reduce((t, i) => t + f.shard(i).count, 0));
+  assert.equal(
+    s.count,
+    [0, 1, 2, 3].reduce((t, i) => t + f.shard(i).count, 0),
+  );
   assert.ok(s.count >= 3950, `count ${s.count}`);
   assert.equal(s.byteLength, bytes.length);
   assert.deepEqual(f.toBytes(), bytes);
@@ -50,6 +55,8 @@ test('bad containers are refused with a code', () => {
     assert.throws(() => ShardedBloomFilter.fromBytes(bytes), { code }, name);
   }
   assert.throws(() => ShardedBloomFilter.fromBytes(good, { maxBits: 50 }), { code: 'ERR_TOO_LARGE' });
-  assert.throws(() => ShardedBloomFilter.fromBytes(new BloomFilter({ bits: 64, hashes: 1 }).toBytes()), { code: 'ERR_NOT_FILTER' });
+  assert.throws(() => ShardedBloomFilter.fromBytes(new BloomFilter({ bits: 64, hashes: 1 }).toBytes()), {
+    code: 'ERR_NOT_FILTER',
+  });
   assert.equal(fromBytes(good).has('b'), true, 'the module keeps working');
 });

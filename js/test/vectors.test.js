@@ -59,7 +59,11 @@ test('split-block positions equal Go for every key', () => {
     if (256 * blocks > MAX_BITS) continue; // 2^32 blocks: Go checks these
     const f = new BlockedBloomFilter({ blocks });
     vectors.keys.forEach((key, i) => {
-      assert.deepEqual(f.positions(key), positions[i], `positions(${JSON.stringify(key.slice(0, 40))}) blocks=${blocks}`);
+      assert.deepEqual(
+        f.positions(key),
+        positions[i],
+        `positions(${JSON.stringify(key.slice(0, 40))}) blocks=${blocks}`,
+      );
       assert.deepEqual(f.positions(new TextEncoder().encode(key)), positions[i], 'bytes and string keys agree');
     });
     f.free();
@@ -73,7 +77,7 @@ for (const v of vectors.blocked) {
     const bytes = fromBase64(v.base64);
     const bitset = bytes.slice(64, bytes.length - 8); // docs/format.md: header, payload, checksum
     const built = build(v).f;
-    assert.deepEqual(built.parquetBitset(), bitset, 'parquetBitset equals the payload of Go\'s bytes');
+    assert.deepEqual(built.parquetBitset(), bitset, "parquetBitset equals the payload of Go's bytes");
     const f = BlockedBloomFilter.fromParquet(bitset);
     assert.deepEqual(f.hasMany(v.probes), v.has);
     assert.ok(f.equals(built));

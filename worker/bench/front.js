@@ -36,7 +36,7 @@ function workerd() {
   let grew = true;
   while (grew) {
     grew = false;
-    for (const [pid, k] of kids) if (mine.has(k.ppid) && !mine.has(pid)) mine.add(pid), (grew = true);
+    for (const [pid, k] of kids) if (mine.has(k.ppid) && !mine.has(pid)) (mine.add(pid), (grew = true));
   }
   return [...mine].filter((p) => kids.get(p)?.comm === 'workerd');
 }
@@ -54,10 +54,17 @@ try {
   const keys = Array.from({ length: 100 }, (_, i) => `https://front.example/${i}`);
   await w.request('POST', '/v1/filters/f/add', { keys });
   const { json: meta } = await w.hook('meta:f', '/meta');
-  const shard = JSON.stringify({ filter: 'f', index: 0, capacity: 1_000_000, errorRate: 0.01, generation: meta.generation });
+  const shard = JSON.stringify({
+    filter: 'f',
+    index: 0,
+    capacity: 1_000_000,
+    errorRate: 0.01,
+    generation: meta.generation,
+  });
   const kinds = {
     'front alone (401)': () => w.request('GET', '/v1/filters/f', undefined, { token: 'wrong' }),
-    'Durable Object alone (check, 100 keys)': () => w.shardFetch('shard:f:0', '/check', { keys }, { 'X-Edgebloom-Shard': shard }),
+    'Durable Object alone (check, 100 keys)': () =>
+      w.shardFetch('shard:f:0', '/check', { keys }, { 'X-Edgebloom-Shard': shard }),
     'front + Durable Objects (check, 100 keys)': () => w.request('POST', '/v1/filters/f/check', { keys }),
   };
   const rows = [];
@@ -75,10 +82,22 @@ try {
   await w.dispose();
   // The floor: the same bundle with bench/floor as the Go program.
   const app = readdirSync(out).find((f) => f.endsWith('-app.wasm'));
-  execFileSync('go', ['build', '-trimpath', '-buildvcs=false', '-ldflags=-s -w -buildid=', '-o', join(dir, 'floor.wasm'), './bench/floor'], {
-    cwd: WORKER_DIR,
-    env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' },
-  });
+  execFileSync(
+    'go',
+    [
+      'build',
+      '-trimpath',
+      '-buildvcs=false',
+      '-ldflags=-s -w -buildid=',
+      '-o',
+      join(dir, 'floor.wasm'),
+      './bench/floor',
+    ],
+    {
+      cwd: WORKER_DIR,
+      env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' },
+    },
+  );
   copyFileSync(join(dir, 'floor.wasm'), join(out, app));
   const f = await startMiniflare(out, join(dir, 'state2'));
   await measure('syumai/workers floor: net/http alone (401)', () => f.request('GET', '/'), workerd());

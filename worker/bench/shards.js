@@ -47,9 +47,12 @@ try {
   // (the shards made, the engines started and warm) are not counted.
   const WARM = 10;
   let seed = 1;
-  const random = () => ((seed = (seed * 48271) % 2147483647) / 2147483647);
+  const random = () => (seed = (seed * 48271) % 2147483647) / 2147483647;
   for (let r = -WARM; r < N; r++) {
-    const order = sizes.map((s) => [random(), s]).sort((a, b) => a[0] - b[0]).map(([, s]) => s);
+    const order = sizes
+      .map((s) => [random(), s])
+      .sort((a, b) => a[0] - b[0])
+      .map(([, s]) => s);
     for (const s of order) {
       const keys = Array.from({ length: KEYS }, (_, i) => `https://bench.example/${s.mib}/${r}/${i}`);
       const before = (await info(s)).bytesWritten;
@@ -86,7 +89,9 @@ try {
   const base = median(rows[0].add);
   const [load] = (await import('node:os')).loadavg();
   console.log(`${N} rounds, load average ${load.toFixed(1)} at the end`);
-  console.log(`| shard | add ${KEYS} keys, median (p90) | vs 1 MiB | bytes written an add, median (max) | check ${KEYS} keys, median (p90) | compaction of ${N} adds | load | snapshot |`);
+  console.log(
+    `| shard | add ${KEYS} keys, median (p90) | vs 1 MiB | bytes written an add, median (max) | check ${KEYS} keys, median (p90) | compaction of ${N} adds | load | snapshot |`,
+  );
   console.log('| --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const r of rows) {
     console.log(

@@ -94,7 +94,10 @@ async function missing(s, name, keys) {
 test('SIGKILL during writes loses no acknowledged add', { timeout: 180_000 }, async () => {
   const state = join(dir, 'writes');
   let s = await serve(state);
-  assert.equal((await s.request('PUT', '/v1/filters/w', { capacity: 200_000, errorRate: 0.01, shards: 2 })).status, 201);
+  assert.equal(
+    (await s.request('PUT', '/v1/filters/w', { capacity: 200_000, errorRate: 0.01, shards: 2 })).status,
+    201,
+  );
   const acked = [];
   let sent = 0;
   let killed = null;

@@ -33,48 +33,56 @@ const IDLE_MS = 65_000;
 // traffic, V8 got to them within the idle minute in about half the runs).
 const SNAPSHOTS = 60;
 
-test('wrangler dev: an idle minute loses no acknowledged key and stops no engine; state survives a restart', { timeout: 400_000 }, async () => {
-  const state = join(dir, 'state');
-  // 1.2 MB a shard: enough memory for the collector to come back to the
-  // evicted shards during the idle minute.
-  const params = { capacity: 1_000_000, errorRate: 0.01, shards: 2 };
-  const keys = Array.from({ length: 4000 }, (_, i) => `https://dev.example/${i}`);
-  dev = await startDev(state);
-  assert.equal((await dev.request('GET', '/v1/filters/x', undefined, { token: 'wrong' })).status, 401);
-  assert.equal((await dev.request('PUT', '/v1/filters/dev', params)).status, 201);
-  let fresh = 0;
-  for (let i = 0; i < keys.length; i += 1000) {
-    const added = await dev.request('POST', '/v1/filters/dev/add', { keys: keys.slice(i, i + 1000) });
-    assert.equal(added.status, 200, JSON.stringify(added.json));
-    fresh += added.json.added.filter(Boolean).length;
-  }
-  assert.ok(fresh >= keys.length - 40);
-  const stats = (await dev.request('GET', '/v1/filters/dev')).json;
-  assert.equal(stats.total.count, fresh);
+test(
+  'wrangler dev: an idle minute loses no acknowledged key and stops no engine; state survives a restart',
+  { timeout: 400_000 },
+  async () => {
+    const state = join(dir, 'state');
+    // 1.2 MB a shard: enough memory for the collector to come back to the
+    // evicted shards during the idle minute.
+    const params = { capacity: 1_000_000, errorRate: 0.01, shards: 2 };
+    const keys = Array.from({ length: 4000 }, (_, i) => `https://dev.example/${i}`);
+    dev = await startDev(state);
+    assert.equal((await dev.request('GET', '/v1/filters/x', undefined, { token: 'wrong' })).status, 401);
+    assert.equal((await dev.request('PUT', '/v1/filters/dev', params)).status, 201);
+    let fresh = 0;
+    for (let i = 0; i < keys.length; i += 1000) {
+      const added = await dev.request('POST', '/v1/filters/dev/add', { keys: keys.slice(i, i + 1000) });
+      assert.equal(added.status, 200, JSON.stringify(added.json));
+      fresh += added.json.added.filter(Boolean).length;
+    }
+    assert.ok(fresh >= keys.length - 40);
+    const stats = (await dev.request('GET', '/v1/filters/dev')).json;
+    assert.equal(stats.total.count, fresh);
 
-  await sleep(IDLE_MS);
-  for (let i = 0; i < SNAPSHOTS; i++) {
-    const snap = await dev.request('GET', '/v1/filters/dev/snapshot');
-    assert.equal(snap.status, 200, `snapshot ${i} after the idle minute: ${JSON.stringify(snap.json)}`);
-    assert.equal(snap.headers.get('X-Edgebloom-Format'), 'sharded');
-  }
-  const checked = await dev.request('POST', '/v1/filters/dev/check', { keys });
-  assert.equal(checked.status, 200, `after ${IDLE_MS} ms idle and ${SNAPSHOTS} snapshots: ${JSON.stringify(checked.json)}`);
-  assert.ok(checked.json.present.every(Boolean), 'every acknowledged key present after the idle minute');
-  assert.deepEqual((await dev.request('GET', '/v1/filters/dev')).json, stats);
-  // Answering is not enough: a shard heals by reloading from storage, so
-  // the engine must not have stopped at all.
-  const trouble = dev
-    .log()
-    .split('\n')
-    .filter((l) => /fatal error|reloading the shard|shard_corrupt/.test(l));
-  assert.deepEqual(trouble, [], 'the engine ran through the idle minute');
-  await dev.stop();
+    await sleep(IDLE_MS);
+    for (let i = 0; i < SNAPSHOTS; i++) {
+      const snap = await dev.request('GET', '/v1/filters/dev/snapshot');
+      assert.equal(snap.status, 200, `snapshot ${i} after the idle minute: ${JSON.stringify(snap.json)}`);
+      assert.equal(snap.headers.get('X-Edgebloom-Format'), 'sharded');
+    }
+    const checked = await dev.request('POST', '/v1/filters/dev/check', { keys });
+    assert.equal(
+      checked.status,
+      200,
+      `after ${IDLE_MS} ms idle and ${SNAPSHOTS} snapshots: ${JSON.stringify(checked.json)}`,
+    );
+    assert.ok(checked.json.present.every(Boolean), 'every acknowledged key present after the idle minute');
+    assert.deepEqual((await dev.request('GET', '/v1/filters/dev')).json, stats);
+    // Answering is not enough: a shard heals by reloading from storage, so
+    // the engine must not have stopped at all.
+    const trouble = dev
+      .log()
+      .split('\n')
+      .filter((l) => /fatal error|reloading the shard|shard_corrupt/.test(l));
+    assert.deepEqual(trouble, [], 'the engine ran through the idle minute');
+    await dev.stop();
 
-  dev = await startDev(state);
-  const again = await dev.request('POST', '/v1/filters/dev/check', { keys });
-  assert.ok(again.json.present.every(Boolean), 'every key present after the restart');
-  assert.deepEqual((await dev.request('GET', '/v1/filters/dev')).json, stats);
-  await dev.stop();
-  dev = undefined;
-});
+    dev = await startDev(state);
+    const again = await dev.request('POST', '/v1/filters/dev/check', { keys });
+    assert.ok(again.json.present.every(Boolean), 'every key present after the restart');
+    assert.deepEqual((await dev.request('GET', '/v1/filters/dev')).json, stats);
+    await dev.stop();
+    dev = undefined;
+  },
+);

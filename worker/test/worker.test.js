@@ -36,7 +36,17 @@ const req = (...args) => w.request(...args);
 
 // What no answer may carry: a stack trace, a file of the bundle, Go's type
 // names or error prefixes, a JS error's class.
-const LEAKS = [/\n\s*at /, /file:/, /\.m?js\b/, /\.go\b/, /goroutine/, /\bGo (value|struct)\b/, /\[\]string/, /json: /, /\w+Error\b/];
+const LEAKS = [
+  /\n\s*at /,
+  /file:/,
+  /\.m?js\b/,
+  /\.go\b/,
+  /goroutine/,
+  /\bGo (value|struct)\b/,
+  /\[\]string/,
+  /json: /,
+  /\w+Error\b/,
+];
 
 function assertNoLeak(res) {
   const text = new TextDecoder().decode(res.bytes);
@@ -157,25 +167,39 @@ describe('error shapes', () => {
 
   test('the auth scheme is case-insensitive (RFC 9110 §11.1); the token is not', async () => {
     for (const scheme of ['bearer', 'BEARER', 'bEaReR']) {
-      const res = await req('GET', '/v1/filters/shapes', undefined, { token: null, headers: { Authorization: `${scheme} ${TOKEN}` } });
+      const res = await req('GET', '/v1/filters/shapes', undefined, {
+        token: null,
+        headers: { Authorization: `${scheme} ${TOKEN}` },
+      });
       assert.equal(res.status, 200, `${scheme}: ${JSON.stringify(res.json)}`);
     }
     const upper = { token: null, headers: { Authorization: `bearer ${TOKEN.toUpperCase()}` } };
     await expectError(req('GET', '/v1/filters/shapes', undefined, upper), 401, 'unauthorized');
-    await expectError(req('GET', '/v1/filters/shapes', undefined, { token: null, headers: { Authorization: `Basic ${TOKEN}` } }), 401, 'unauthorized');
+    await expectError(
+      req('GET', '/v1/filters/shapes', undefined, { token: null, headers: { Authorization: `Basic ${TOKEN}` } }),
+      401,
+      'unauthorized',
+    );
   });
 
   test('bodies that are no JSON object get 400 naming the shape the endpoint takes', async () => {
     for (const raw of ['[]', 'null', '"x"', '42', 'true', '[{"keys": ["a"]}]']) {
       for (const action of ['add', 'check']) {
-        const res = await expectError(req('POST', `/v1/filters/shapes/${action}`, undefined, { raw }), 400, 'invalid_json');
+        const res = await expectError(
+          req('POST', `/v1/filters/shapes/${action}`, undefined, { raw }),
+          400,
+          'invalid_json',
+        );
         assert.ok(res.json.error.message.includes('{"keys": [string, ...]}'), res.json.error.message);
       }
       const res = await expectError(req('PUT', '/v1/filters/shapes2', undefined, { raw }), 400, 'invalid_json');
       assert.match(res.json.error.message, /\{"capacity": integer, "errorRate": number/);
     }
     const res = await expectError(req('POST', '/v1/filters/shapes/add', { keys: ['a', 7] }), 400, 'invalid_json');
-    assert.equal(res.json.error.message, '"keys" holds a number where a string belongs; the body must be {"keys": [string, ...]}');
+    assert.equal(
+      res.json.error.message,
+      '"keys" holds a number where a string belongs; the body must be {"keys": [string, ...]}',
+    );
     await expectError(req('GET', '/v1/filters/shapes2'), 404, 'not_found');
   });
 
@@ -207,7 +231,10 @@ describe('error shapes', () => {
 
     // An object's own failure (bad JSON on the internal protocol) is a 500
     // with the id the front sent, and the SyntaxError stays in the log.
-    const res = await w.object('meta:direct', 'PUT', '/meta', { body: '{', headers: { 'X-Edgebloom-Request-Id': 'feedc0ffee123456' } });
+    const res = await w.object('meta:direct', 'PUT', '/meta', {
+      body: '{',
+      headers: { 'X-Edgebloom-Request-Id': 'feedc0ffee123456' },
+    });
     assert.equal(res.status, 500);
     assert.deepEqual(Object.keys(res.json.error).sort(), ['code', 'message', 'requestId']);
     assert.equal(res.json.error.requestId, 'feedc0ffee123456');
@@ -222,27 +249,58 @@ test('invalid UTF-8 and lone surrogates become U+FFFD before routing and hashing
   // surrogate and an overlong form encoded in UTF-8) and JSON escapes of
   // lone surrogates, inside JSON strings.
   const parts = [
-    '{"keys": ["a', [0xff], 'b", "e', [0xe2, 0x82], 'z", "', [0xed, 0xa0, 0x80], 'x", "\\ud800y", "z\\udc00\\ud800", "', [0xc0, 0xaf], '", "ok é"]}',
+    '{"keys": ["a',
+    [0xff],
+    'b", "e',
+    [0xe2, 0x82],
+    'z", "',
+    [0xed, 0xa0, 0x80],
+    'x", "\\ud800y", "z\\udc00\\ud800", "',
+    [0xc0, 0xaf],
+    '", "ok é"]}',
   ];
   const bytes = new Uint8Array(parts.flatMap((p) => (typeof p === 'string' ? [...new TextEncoder().encode(p)] : p)));
   // What a JS runtime makes of the same bytes: TextDecoder's U+FFFD, and
   // the well-formed form of each key, as TextEncoder (the npm module) hashes it.
   const keys = JSON.parse(new TextDecoder().decode(bytes)).keys.map((k) => k.toWellFormed());
-  assert.deepEqual(keys, ['a\uFFFDb', 'e\uFFFDz', '\uFFFD\uFFFD\uFFFDx', '\uFFFDy', 'z\uFFFD\uFFFD', '\uFFFD\uFFFD', 'ok é']);
+  assert.deepEqual(keys, [
+    'a\uFFFDb',
+    'e\uFFFDz',
+    '\uFFFD\uFFFD\uFFFDx',
+    '\uFFFDy',
+    'z\uFFFD\uFFFD',
+    '\uFFFD\uFFFD',
+    'ok é',
+  ]);
   const added = await req('POST', '/v1/filters/utf/add', undefined, { raw: bytes });
   assert.equal(added.status, 200, JSON.stringify(added.json));
   assert.deepEqual(added.json.added, [true, true, true, true, true, true, true]);
   // The same keys sent as well-formed JSON are the same keys.
-  assert.deepEqual((await req('POST', '/v1/filters/utf/check', { keys })).json.present, keys.map(() => true));
-  assert.deepEqual((await req('POST', '/v1/filters/utf/add', { keys })).json.added, keys.map(() => false));
-  assert.deepEqual((await req('POST', '/v1/filters/utf/check', undefined, { raw: bytes })).json.present, keys.map(() => true));
+  assert.deepEqual(
+    (await req('POST', '/v1/filters/utf/check', { keys })).json.present,
+    keys.map(() => true),
+  );
+  assert.deepEqual(
+    (await req('POST', '/v1/filters/utf/add', { keys })).json.added,
+    keys.map(() => false),
+  );
+  assert.deepEqual(
+    (await req('POST', '/v1/filters/utf/check', undefined, { raw: bytes })).json.present,
+    keys.map(() => true),
+  );
   assert.equal((await req('GET', '/v1/filters/utf')).json.total.count, keys.length);
   // And the npm module and Go find them in the snapshot under those strings.
   const snap = await req('GET', '/v1/filters/utf/snapshot');
   const js = loadSnapshot(snap.bytes);
-  assert.deepEqual(keys.map((k) => js.has(k)), keys.map(() => true));
+  assert.deepEqual(
+    keys.map((k) => js.has(k)),
+    keys.map(() => true),
+  );
   js.free();
-  assert.deepEqual(goAnswers(snap.bytes, keys), keys.map(() => true));
+  assert.deepEqual(
+    goAnswers(snap.bytes, keys),
+    keys.map(() => true),
+  );
 });
 
 describe('50 concurrent clients, restart, snapshots', () => {
@@ -299,7 +357,9 @@ describe('50 concurrent clients, restart, snapshots', () => {
     for (const [url, n] of hits) assert.equal(n, 1, `${url} was added as new ${n} times`);
     const neverNew = all.length - hits.size;
     assert.ok(neverNew <= ERROR_RATE * all.length, `${neverNew} URLs were never new`);
-    console.log(`# ${CLIENTS} clients added ${CLIENTS * PER_CLIENT} URLs (${all.length} distinct) in ${ms} ms; ${neverNew} false positives on add`);
+    console.log(
+      `# ${CLIENTS} clients added ${CLIENTS * PER_CLIENT} URLs (${all.length} distinct) in ${ms} ms; ${neverNew} false positives on add`,
+    );
 
     const present = await checkAll(all);
     assert.ok(present.every(Boolean), 'every URL is present');
@@ -314,8 +374,14 @@ describe('50 concurrent clients, restart, snapshots', () => {
     assert.equal(s.shards, 4);
     assert.equal(s.perShard.length, 4);
     assert.equal(s.total.count, trues);
-    assert.equal(s.total.count, s.perShard.reduce((a, p) => a + p.count, 0));
-    assert.equal(s.total.bits, s.perShard.reduce((a, p) => a + p.bits, 0));
+    assert.equal(
+      s.total.count,
+      s.perShard.reduce((a, p) => a + p.count, 0),
+    );
+    assert.equal(
+      s.total.bits,
+      s.perShard.reduce((a, p) => a + p.bits, 0),
+    );
     for (const p of [s.total, ...s.perShard]) {
       for (const k of ['bits', 'hashes', 'count', 'estimatedCount', 'fillRatio', 'estimatedErrorRate']) {
         assert.equal(typeof p[k], 'number', `${k} in ${JSON.stringify(p)}`);
@@ -374,7 +440,10 @@ describe('50 concurrent clients, restart, snapshots', () => {
     assert.equal(res.bytes.length, 0);
     await expectError(req('GET', '/v1/filters/crawl'), 404, 'not_found');
     await expectError(req('POST', '/v1/filters/crawl/check', { keys: ['x'] }), 404, 'not_found');
-    assert.equal((await req('PUT', '/v1/filters/crawl', { capacity: 100_000, errorRate: ERROR_RATE, shards: 4 })).status, 201);
+    assert.equal(
+      (await req('PUT', '/v1/filters/crawl', { capacity: 100_000, errorRate: ERROR_RATE, shards: 4 })).status,
+      201,
+    );
     const present = await checkAll(all.slice(0, 2000));
     assert.ok(present.filter(Boolean).length <= 2000 * ERROR_RATE);
   });
@@ -397,7 +466,11 @@ describe('chunked persistence', () => {
       [-1, 0, 1],
     );
     assert.ok(first.chunks.every((c) => c.bytes <= 1 << 20));
-    assert.deepEqual(first.log.map((r) => r.bytes), [8 + 4 * local.hashes], 'one row: the count and 7 positions');
+    assert.deepEqual(
+      first.log.map((r) => r.bytes),
+      [8 + 4 * local.hashes],
+      'one row: the count and 7 positions',
+    );
     assert.equal((await w.hook(object, '/_test/compact', {})).status, 200);
     const info0 = await info();
     assert.equal(info0.log.length, 0);
@@ -410,7 +483,11 @@ describe('chunked persistence', () => {
       const b = await info();
       assert.equal(b.chunkWrites, a.chunkWrites, 'an add writes no chunk');
       assert.equal(b.logWrites - a.logWrites, 1);
-      assert.equal(b.bytesWritten - a.bytesWritten, 8 + 4 * changed.length, `${key}: the bytes written are its positions`);
+      assert.equal(
+        b.bytesWritten - a.bytesWritten,
+        8 + 4 * changed.length,
+        `${key}: the bytes written are its positions`,
+      );
       // Adding it again changes nothing and writes nothing.
       assert.deepEqual((await req('POST', '/v1/filters/big/add', { keys: [key] })).json, { added: [false] });
       assert.equal((await info()).bytesWritten, b.bytesWritten);
@@ -484,12 +561,18 @@ test('"canonicalize": true keys spellings of one URL once, the way canonicalURL 
     'HTTPS://xn--fsqu00a.xn--0zwm56d:443/%E6%96%B0%E9%97%BB?id=1#top',
     'https://user@例子.测试/a/../新闻?id=1&fbclid=2',
   ];
-  assert.deepEqual((await req('POST', '/v1/filters/canon/add', { keys: spellings })).json, { added: [true, false, false] });
+  assert.deepEqual((await req('POST', '/v1/filters/canon/add', { keys: spellings })).json, {
+    added: [true, false, false],
+  });
   // The Go front and the npm module agree on the key.
   const key = edgebloom.canonicalURL(spellings[0]);
   const check = await req('POST', '/v1/filters/canon/check', { keys: [key, 'https://例子.测试/新闻?id=2'] });
   assert.deepEqual(check.json, { present: [true, false] });
-  const bad = await expectError(req('POST', '/v1/filters/canon/add', { keys: ['https://a.example/', 'ftp://b.example/'] }), 400, 'invalid_url');
+  const bad = await expectError(
+    req('POST', '/v1/filters/canon/add', { keys: ['https://a.example/', 'ftp://b.example/'] }),
+    400,
+    'invalid_url',
+  );
   assert.equal(bad.json.error.index, 1);
   assert.match(bad.json.error.message, /^key 1: urlkey: /);
   assert.equal((await req('GET', '/v1/filters/canon')).json.total.count, 1);
@@ -564,7 +647,8 @@ describe('a shard whose engine stopped', () => {
 function protocolMatch(want, got) {
   if (want === '<string>') return typeof got === 'string';
   if (want === '<number>') return typeof got === 'number';
-  if (Array.isArray(want)) return Array.isArray(got) && got.length === want.length && want.every((w, i) => protocolMatch(w, got[i]));
+  if (Array.isArray(want))
+    return Array.isArray(got) && got.length === want.length && want.every((w, i) => protocolMatch(w, got[i]));
   if (want !== null && typeof want === 'object') {
     if (got === null || typeof got !== 'object' || Array.isArray(got)) return false;
     const keys = Object.keys(want);
