@@ -282,7 +282,7 @@ async function main() {
   sizeTable();
   if (cold.edgebloom)
     targets.push(['cold start ≤ 50 ms (median)', cold.edgebloom.total <= 50, `${cold.edgebloom.total.toFixed(1)} ms`]);
-  console.log('\nTargets (issue #12):\n');
+  console.log('\nTargets:\n');
   for (const [what, ok, got] of targets) console.log(`- ${ok ? 'PASS' : 'MISS'} ${what}: ${got}`);
 }
 

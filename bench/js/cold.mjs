@@ -194,9 +194,7 @@ async function main() {
   );
   const total = node();
   if (BROWSER_RUNS > 0) await browser();
-  console.log(
-    `\nTarget (issue #12): Node cold start ≤ 50 ms (median): ${total <= 50 ? 'PASS' : 'MISS'} (${fmt(total)} ms)`,
-  );
+  console.log(`\nTarget: Node cold start ≤ 50 ms (median): ${total <= 50 ? 'PASS' : 'MISS'} (${fmt(total)} ms)`);
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1]).href) await main();
