@@ -80,10 +80,11 @@ export interface InitOptions {
    * "ERR_TOO_LARGE" before anything is allocated; every other filter keeps
    * working. Linear memory never shrinks, so without a budget one oversized
    * request could take the memory all the filters live in. Not counted: the
-   * copy toBytes() makes for the moment it runs. The layers a
-   * ScalableBloomFilter adds as it grows count from the addMany() that made
-   * them (not from a single add()), and are not refused. init() on a
-   * running engine sets a new budget at once.
+   * copy toBytes() makes for the moment it runs. An addMany() on a
+   * ScalableBloomFilter whose keys, all counted as new, would need layers
+   * past the budget is refused the same way; the layers it adds count from
+   * then on (a single add() that grows one is counted at the next addMany).
+   * init() on a running engine sets a new budget at once.
    */
   memoryLimit?: number;
 }

@@ -145,3 +145,35 @@ test("a scalable filter's new layers count against the budget from the batch tha
   s.free();
   assert.equal(_memoryBudget().used, before);
 });
+
+test('a batch that would grow a scalable filter past the budget adds nothing and throws ERR_TOO_LARGE', async () => {
+  await init(undefined, { memoryLimit: 16 * MiB });
+  try {
+    const kept = new BloomFilter({ capacity: 1000, errorRate: 0.01 });
+    kept.add('kept');
+    const s = new ScalableBloomFilter({ initialCapacity: 200_000, errorRate: 1e-6 });
+    const urls = crawlerURLs(2_000_000);
+    s.addMany(urls.slice(0, 1000));
+    const count = s.count;
+    const layers = s.layers;
+    const used = _memoryBudget().used;
+    // 2 M new keys need three more layers, about 12 MB: more than 16 MiB leaves.
+    assert.throws(
+      () => s.addMany(urls),
+      (err) => err instanceof RangeError && err.code === 'ERR_TOO_LARGE' && /scalable/.test(err.message),
+    );
+    assert.equal(s.count, count, 'nothing was added');
+    assert.equal(s.layers, layers);
+    assert.equal(_memoryBudget().used, used);
+    // The filter and the others keep working, and a batch that fits grows it.
+    const added = s.addMany(urls.slice(0, 300_000)).filter(Boolean).length;
+    assert.ok(added > 298_000, `${added} of the 299 000 new keys added`);
+    assert.equal(s.count, count + added);
+    assert.equal(s.layers, layers + 1);
+    assert.equal(kept.has('kept'), true);
+    s.free();
+    kept.free();
+  } finally {
+    await init(undefined, { memoryLimit: DEFAULT_MEMORY_LIMIT });
+  }
+});
