@@ -108,6 +108,9 @@ export class Filter {
 
   // The bytes this filter counts against the engine's memory budget.
   #size = 0;
+  // What the finalizer gives back if the filter is dropped without free():
+  // its size follows #size as a scalable filter grows.
+  #held;
 
   constructor(token, kind, explicit, a, b, handle, generations = 0) {
     if (token !== CONSTRUCT) throw new TypeError('edgebloom: illegal constructor');
@@ -117,7 +120,7 @@ export class Filter {
     const room = Math.max(0, Math.floor(budgetRoom(e) / 1024));
     this.#handle = handle ?? call(e, OP_NEW, 0, kind, explicit, generations, Math.min(room, 2 ** 31 - 1), a, b);
     this.#e = e;
-    const held = { handle: this.#handle, e, size: 0 };
+    const held = (this.#held = { handle: this.#handle, e, size: 0 });
     registry?.register(this, held, this);
     this.#params = this.#readParams();
     this.#size = held.size = this.#params[STAT_ENCODED_SIZE];
@@ -194,7 +197,7 @@ export class Filter {
     if (this.#params[STAT_KIND] === KIND_SCALABLE) {
       const size = this.#readParams()[STAT_ENCODED_SIZE];
       e.used += size - this.#size;
-      this.#size = size;
+      this.#size = this.#held.size = size;
     }
     return results;
   }

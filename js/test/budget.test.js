@@ -177,3 +177,31 @@ test('a batch that would grow a scalable filter past the budget adds nothing and
     await init(undefined, { memoryLimit: DEFAULT_MEMORY_LIMIT });
   }
 });
+
+test('a grown scalable filter dropped without free() gives its whole size back to the budget', () => {
+  const script = `
+    import { init, ScalableBloomFilter } from 'edgebloom';
+    import { _liveFilters, _memoryBudget } from ${JSON.stringify(new URL('../core.js', import.meta.url).href)};
+    await init();
+    const before = _memoryBudget().used;
+    (() => {
+      const s = new ScalableBloomFilter({ initialCapacity: 1000, errorRate: 0.01 });
+      s.addMany(Array.from({ length: 50_000 }, (_, i) => 'https://example.com/' + i));
+    })();
+    const grown = _memoryBudget().used - before;
+    for (let i = 0; i < 100 && _liveFilters() > 0; i++) {
+      globalThis.gc();
+      await new Promise((r) => setImmediate(r));
+    }
+    console.log(JSON.stringify({ grown, left: _memoryBudget().used - before, live: _liveFilters() }));
+  `;
+  const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    cwd: new URL('..', import.meta.url),
+  });
+  assert.equal(r.status, 0, r.stderr);
+  const { grown, left, live } = JSON.parse(r.stdout);
+  assert.equal(live, 0, 'the filter was collected');
+  assert.ok(grown > 100_000, `the filter grew (${grown} bytes)`);
+  assert.equal(left, 0, 'every byte it counted is back');
+});
