@@ -71,29 +71,6 @@ const CHECKSUM_SIZE = 8;
 let reach;
 let paramOf;
 
-// A scalable filter's layers stop growing at 64 (bloom.MaxLayers).
-const MAX_LAYERS = 64;
-
-// scalableGrowth returns the bytes of the layers a scalable filter with
-// parameters p makes if it takes n new keys: its last layer takes what its
-// capacity has left, then each new layer (twice the capacity of the one
-// before, half its error rate, as bloom/scalable.go makes them) takes its
-// capacity in turn.
-function scalableGrowth(p, n) {
-  const layers = p[STAT_LAYERS];
-  const initial = p[STAT_CAPACITY] / (2 ** layers - 1);
-  let left = n - Math.max(0, p[STAT_CAPACITY] - p[STAT_COUNT]);
-  let bytes = 0;
-  for (let i = layers; left > 0 && i < MAX_LAYERS; i++) {
-    const capacity = Math.floor(initial * 2 ** i);
-    const rate = p[STAT_TARGET_FPR] * 0.8 * 0.5 * 0.5 ** i;
-    const bits = Math.ceil((-capacity * Math.log(rate)) / (Math.LN2 * Math.LN2));
-    bytes += Math.ceil(bits / 64) * 8;
-    left -= capacity;
-  }
-  return bytes;
-}
-
 function freed() {
   return codedError(Error, 'ERR_FREED', 'edgebloom: the filter was freed');
 }
@@ -184,13 +161,6 @@ export class Filter {
   /** @param {Array<string | Uint8Array>} keys */
   addMany(keys) {
     const e = this.#engine();
-    // A batch that would grow a scalable filter past the memory budget is
-    // refused before it adds anything (every key counted as new).
-    if (this.#params[STAT_KIND] === KIND_SCALABLE && Array.isArray(keys)) {
-      const need = scalableGrowth(this.#readParams(), keys.length);
-      if (need > budgetRoom(e))
-        throw tooLarge(e, `adding ${keys.length} keys to a scalable filter (its new layers)`, need);
-    }
     const results = batchOp(e, 1, this.#handle, keys);
     // A scalable filter grows as it fills: its new layers count against
     // the memory budget from the batch that made them on.
