@@ -19,8 +19,12 @@ if command -v flock >/dev/null 2>&1; then
 	flock 9
 fi
 
+# package.json's "edgebloom": "file:.." is what npm install would make of
+# it: a link to the repository root. Made by hand, so that no lockfile
+# (which would record the root's devDependencies) is written or goes stale.
 if [ ! -e node_modules/edgebloom/package.json ]; then
-	npm install --no-audit --no-fund --ignore-scripts >&2
+	mkdir -p node_modules
+	ln -sfn ../.. node_modules/edgebloom
 fi
 if [ ! -f ../js/edgebloom.wasm ] || [ ! -f ../js/wasm_exec.js ]; then
 	(cd .. && bash build.sh build) >&2

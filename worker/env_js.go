@@ -6,17 +6,30 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"os"
 
+	"github.com/syumai/workers"
 	"github.com/syumai/workers/cloudflare"
 )
+
+// serve registers s with syumai/workers and keeps the program running:
+// worker.mjs (front.js) starts it once per isolate and hands it every
+// request through syumai/workers' handleRequest, so a request no longer
+// pays Go's start. workers.Ready tells front.js the handler is set.
+func serve(s *Server) {
+	workers.ServeNonBlock(s)
+	workers.Ready()
+	select {}
+}
 
 // newServer reads the token from the Worker's environment (a secret or a
 // var) and reaches the shards through the SHARDS Durable Object binding.
 // Both exist only inside a request, so they are looked up per call.
 func newServer() *Server {
 	return &Server{
-		Token:   func() string { return cloudflare.Getenv("EDGEBLOOM_TOKEN") },
-		Objects: durableObjects{binding: "SHARDS"},
+		Token:     func() string { return cloudflare.Getenv("EDGEBLOOM_TOKEN") },
+		Objects:   durableObjects{binding: "SHARDS"},
+		TestHooks: func() bool { return cloudflare.Getenv("EDGEBLOOM_TEST_HOOKS") == "1" },
 	}
 }
 
@@ -51,3 +64,6 @@ func (d durableObjects) Fetch(ctx context.Context, object, method, path string, 
 	}
 	return res, err
 }
+
+// exitProgram ends the Go program, for the front's test hook.
+func exitProgram(code int) { os.Exit(code) }

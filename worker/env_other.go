@@ -2,7 +2,11 @@
 
 package main
 
-import "os"
+import (
+	"os"
+
+	"github.com/syumai/workers"
+)
 
 // newServer serves with the shards in memory, for "go run ." on the host.
 func newServer() *Server {
@@ -11,3 +15,11 @@ func newServer() *Server {
 		Objects: newMemoryObjects(),
 	}
 }
+
+// serve serves s on the host with net/http (syumai/workers listens on
+// :9900, or PORT).
+func serve(s *Server) { workers.Serve(s) }
+
+// exitProgram does nothing on the host: "go run ." and the handler tests
+// share their process with the caller.
+func exitProgram(int) {}

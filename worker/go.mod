@@ -8,7 +8,7 @@ go 1.24.0
 require (
 	github.com/edgebloom/edgebloom v0.1.0
 	github.com/edgebloom/edgebloom/urlkey v0.1.0
-	github.com/syumai/workers v0.32.0
+	github.com/syumai/workers v0.33.0
 )
 
 require (

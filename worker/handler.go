@@ -53,7 +53,23 @@ type Server struct {
 	// request with 500, so an unset secret never opens the service.
 	Token   func() string
 	Objects Objects
+	// TestHooks, when it returns true, serves the endpoints under /_test/
+	// (testHook); nil or false answers them 404.
+	TestHooks func() bool
+
+	// metas caches each filter's parameters as the meta object last gave
+	// them. One Go instance serves many requests (worker.mjs keeps it per
+	// isolate), so most requests skip reading meta. A cached generation
+	// that is no longer current costs one retry, never data: a shard
+	// refuses a request of a generation older than its own (409
+	// stale_generation), and withParams then reads meta again and runs the
+	// request once more.
+	metaMu sync.Mutex
+	metas  map[string]filterParams
 }
+
+// maxCachedMetas bounds the meta cache; when full it starts over.
+const maxCachedMetas = 4096
 
 // apiError is an error with its HTTP status and machine-readable code.
 type apiError struct {
@@ -148,6 +164,7 @@ func writeError(w http.ResponseWriter, id string, err error) {
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	served.Add(1)
 	id := newRequestID(r)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	defer func() {
@@ -167,6 +184,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 	if err := s.authenticate(r); err != nil {
 		return err
+	}
+	if strings.HasPrefix(r.URL.Path, "/_test/") && s.TestHooks != nil && s.TestHooks() {
+		return s.testHook(w, r)
 	}
 	name, action, ok := splitPath(r.URL.Path)
 	if !ok {
@@ -466,6 +486,7 @@ func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	if err := decodeResponse(res, &got); err != nil {
 		return err
 	}
+	s.remember(name, &got)
 	return describe(w, res.StatusCode, name, got)
 }
 
@@ -556,8 +577,17 @@ func objectError(status int, body []byte) error {
 	return errorf(status, e.Error.Code, "%s", e.Error.Message)
 }
 
-// params returns the parameters of an existing filter, or 404.
-func (s *Server) params(ctx context.Context, name string) (filterParams, error) {
+// params returns the parameters of an existing filter, or 404: from the
+// cache, or from the meta object when fresh is set or nothing is cached.
+func (s *Server) params(ctx context.Context, name string, fresh bool) (filterParams, error) {
+	if !fresh {
+		s.metaMu.Lock()
+		p, ok := s.metas[name]
+		s.metaMu.Unlock()
+		if ok {
+			return p, nil
+		}
+	}
 	var p filterParams
 	res, err := s.call(ctx, metaObject(name), "GET", "/meta", nil, nil)
 	if err != nil {
@@ -565,9 +595,62 @@ func (s *Server) params(ctx context.Context, name string) (filterParams, error) 
 	}
 	if res.StatusCode == http.StatusNotFound {
 		res.Body.Close()
+		s.remember(name, nil)
 		return p, errorf(http.StatusNotFound, "not_found", "no filter named %q", name)
 	}
-	return p, decodeResponse(res, &p)
+	if err := decodeResponse(res, &p); err != nil {
+		return p, err
+	}
+	s.remember(name, &p)
+	return p, nil
+}
+
+// remember caches p as the parameters of name, or forgets name when p is
+// nil. A generation never moves back: an answer older than what is cached
+// (two requests that read meta across a PUT) does not replace it.
+func (s *Server) remember(name string, p *filterParams) {
+	s.metaMu.Lock()
+	defer s.metaMu.Unlock()
+	if p == nil {
+		delete(s.metas, name)
+		return
+	}
+	if have, ok := s.metas[name]; ok && have.Generation > p.Generation {
+		return
+	}
+	if s.metas == nil || len(s.metas) >= maxCachedMetas {
+		s.metas = make(map[string]filterParams)
+	}
+	s.metas[name] = *p
+}
+
+// staleGeneration is the code a shard refuses a request with when the
+// request's generation is older than the shard's own.
+const staleGeneration = "stale_generation"
+
+func isStale(err error) bool {
+	var ae *apiError
+	return errors.As(err, &ae) && ae.Code == staleGeneration
+}
+
+// withParams runs op with the parameters of filter name. If a shard refused
+// op's request as being of an older generation (the filter was deleted or
+// made again since the parameters were read, here or in another instance),
+// it reads the parameters from the meta object and runs op once more. op
+// must not have written the response when it fails.
+func (s *Server) withParams(ctx context.Context, name string, op func(p filterParams) error) error {
+	p, err := s.params(ctx, name, false)
+	if err != nil {
+		return err
+	}
+	if err = op(p); !isStale(err) {
+		return err
+	}
+	s.remember(name, nil)
+	if p, err = s.params(ctx, name, true); err != nil {
+		return err
+	}
+	return op(p)
 }
 
 // fanOut runs do for shards 0..n-1 concurrently and returns the first error.
@@ -617,15 +700,20 @@ func (s *Server) keys(ctx context.Context, w http.ResponseWriter, r *http.Reques
 			return errorf(http.StatusBadRequest, "key_too_long", "key %d is %d bytes; the limit is %d", i, len(k), maxKeyBytes)
 		}
 	}
-	p, err := s.params(ctx, name)
-	if err != nil {
-		return err
-	}
-	if p.Canonicalize {
-		if keys, err = canonicalKeys(keys); err != nil {
-			return err
+	return s.withParams(ctx, name, func(p filterParams) error {
+		keys := keys
+		if p.Canonicalize {
+			var err error
+			if keys, err = canonicalKeys(keys); err != nil {
+				return err
+			}
 		}
-	}
+		return s.route(ctx, w, name, action, p, keys)
+	})
+}
+
+// route sends each key to its shard and writes the answers in key order.
+func (s *Server) route(ctx context.Context, w http.ResponseWriter, name, action string, p filterParams, keys []string) error {
 	// Group the keys by shard, remembering where each came from.
 	router := snapshot.Router(p.Shards)
 	groups := make([][]int, p.Shards)
@@ -635,7 +723,7 @@ func (s *Server) keys(ctx context.Context, w http.ResponseWriter, r *http.Reques
 	}
 	results := make([]bool, len(keys))
 	field := map[string]string{"add": "added", "check": "present"}[action]
-	err = fanOut(p.Shards, func(sh int) error {
+	err := fanOut(p.Shards, func(sh int) error {
 		if len(groups[sh]) == 0 {
 			return nil
 		}
@@ -703,14 +791,19 @@ func (s *Server) shardStats(ctx context.Context, name string, p filterParams) ([
 }
 
 func (s *Server) stats(ctx context.Context, w http.ResponseWriter, name string) error {
-	p, err := s.params(ctx, name)
-	if err != nil {
-		return err
-	}
-	stats, err := s.shardStats(ctx, name, p)
-	if err != nil {
-		return err
-	}
+	return s.withParams(ctx, name, func(p filterParams) error {
+		stats, err := s.shardStats(ctx, name, p)
+		if err != nil {
+			return err
+		}
+		writeStats(w, name, p, stats)
+		return nil
+	})
+}
+
+// writeStats writes a filter's parameters, its totals and each shard's
+// statistics.
+func writeStats(w http.ResponseWriter, name string, p filterParams, stats []shardStats) {
 	type shardOut struct {
 		Index    int    `json:"index"`
 		Capacity uint64 `json:"capacity"`
@@ -745,10 +838,10 @@ func (s *Server) stats(ctx context.Context, w http.ResponseWriter, name string) 
 		"name": name, "capacity": p.Capacity, "errorRate": p.ErrorRate, "shards": p.Shards, "canonicalize": p.Canonicalize,
 		"total": total, "perShard": per,
 	})
-	return nil
 }
 
 func (s *Server) remove(ctx context.Context, w http.ResponseWriter, name string) error {
+	s.remember(name, nil)
 	res, err := s.call(ctx, metaObject(name), "DELETE", "/meta", nil, nil)
 	if err != nil {
 		return err
@@ -761,15 +854,21 @@ func (s *Server) remove(ctx context.Context, w http.ResponseWriter, name string)
 	if err := decodeResponse(res, &p); err != nil {
 		return err
 	}
-	// The parameters are gone, so no request reaches the shards any more;
-	// a shard whose delete fails here is reset by the generation check when
-	// a filter of the same name is made again.
+	// The parameters are gone. A shard deleted here refuses every later
+	// request of this generation or an older one (a front that cached the
+	// parameters then reads meta again and finds no filter); a shard whose
+	// delete fails here is reset by the first request of a newer
+	// generation. A shard that already holds a newer generation refuses
+	// the delete as stale: it has moved on, which is what was asked.
 	err = fanOut(p.Shards, func(sh int) error {
 		res, err := s.call(ctx, shardObject(name, sh), "DELETE", "/shard", shardParamsOf(name, p, sh), nil)
 		if err != nil {
 			return err
 		}
-		return decodeResponse(res, nil)
+		if err := decodeResponse(res, nil); !isStale(err) {
+			return err
+		}
+		return nil
 	})
 	if err != nil {
 		return err
@@ -824,11 +923,14 @@ func copyShard(w io.Writer, body io.ReadCloser, p filterParams, sh int) error {
 // snapshot writes the plain encoding of a one-shard filter, or a sharded
 // container (package snapshot), streamed shard by shard.
 func (s *Server) snapshot(ctx context.Context, w http.ResponseWriter, name string) error {
-	p, err := s.params(ctx, name)
-	if err != nil {
+	var p filterParams
+	var first io.ReadCloser
+	err := s.withParams(ctx, name, func(q filterParams) error {
+		var err error
+		p = q
+		first, err = s.shardSnapshot(ctx, name, p, 0)
 		return err
-	}
-	first, err := s.shardSnapshot(ctx, name, p, 0)
+	})
 	if err != nil {
 		return err
 	}

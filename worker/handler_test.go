@@ -565,3 +565,63 @@ process.stdout.write(lines.map((h) => Buffer.from(enc.encode(dec.decode(Buffer.f
 		}
 	}
 }
+
+// TestStaleMetaCache runs two fronts on one set of objects, as two isolates
+// would be: one deletes a filter the other has cached and makes it again
+// with other parameters. The other's next requests answer for the new
+// filter (its shards refuse the old generation, and the front reads meta
+// again and retries once), and a request of the old generation sent
+// straight to a shard changes nothing.
+func TestStaleMetaCache(t *testing.T) {
+	objs := newMemoryObjects()
+	front := func() *client {
+		srv := httptest.NewServer(&Server{Token: func() string { return testToken }, Objects: objs})
+		t.Cleanup(srv.Close)
+		return &client{t, srv.URL}
+	}
+	a, b := front(), front()
+	a.json("PUT", "/v1/filters/f", map[string]any{"capacity": 1000, "errorRate": 0.01, "shards": 2}, 201)
+	old := []string{"old-1", "old-2", "old-3"}
+	a.json("POST", "/v1/filters/f/add", map[string]any{"keys": old}, 200)
+	oldGen := objs.meta["f"].Generation
+
+	b.json("DELETE", "/v1/filters/f", nil, 204)
+	b.json("PUT", "/v1/filters/f", map[string]any{"capacity": 3000, "errorRate": 0.001, "shards": 3}, 201)
+	if objs.meta["f"].Generation <= oldGen {
+		t.Fatalf("generation %d after %d: generations must move forward", objs.meta["f"].Generation, oldGen)
+	}
+	fresh := []string{"new-1", "new-2", "new-3", "new-4"}
+	b.json("POST", "/v1/filters/f/add", map[string]any{"keys": fresh[:2]}, 200)
+
+	got := a.json("POST", "/v1/filters/f/add", map[string]any{"keys": fresh[2:]}, 200)
+	if fmt.Sprint(got["added"]) != "[true true]" {
+		t.Errorf("add through the stale front: %v; want both new", got)
+	}
+	st := a.json("GET", "/v1/filters/f", nil, 200)
+	if st["shards"] != 3.0 || st["total"].(map[string]any)["count"] != 4.0 {
+		t.Errorf("stats through the stale front: shards %v, count %v; want 3 and 4", st["shards"], st["total"].(map[string]any)["count"])
+	}
+	present := a.json("POST", "/v1/filters/f/check", map[string]any{"keys": append(fresh, old...)}, 200)["present"]
+	if fmt.Sprint(present) != "[true true true true false false false]" {
+		t.Errorf("check through the stale front: %v", present)
+	}
+
+	// A late request of the old generation, straight to a shard.
+	for sh := range 3 {
+		h := shardParamsOf("f", filterParams{Capacity: 1000, ErrorRate: 0.01, Shards: 2, Generation: oldGen}, sh)
+		res, err := objs.Fetch(context.Background(), shardObject("f", sh), "POST", "/add", h, []byte(keysBody([]string{"late"})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if body, _ := io.ReadAll(res.Body); res.StatusCode != http.StatusConflict || !bytes.Contains(body, []byte(staleGeneration)) {
+			t.Errorf("shard %d: a request of generation %d answered %d %s; want 409 %s", sh, oldGen, res.StatusCode, body, staleGeneration)
+		}
+	}
+	if st := b.json("GET", "/v1/filters/f", nil, 200); st["total"].(map[string]any)["count"] != 4.0 {
+		t.Errorf("after the late requests: count %v; want 4", st["total"].(map[string]any)["count"])
+	}
+
+	// Deleted through b, a's cache is stale again: a answers 404.
+	b.json("DELETE", "/v1/filters/f", nil, 204)
+	a.json("POST", "/v1/filters/f/check", map[string]any{"keys": fresh}, 404)
+}

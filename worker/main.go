@@ -8,8 +8,6 @@
 // handler without wrangler; EDGEBLOOM_TOKEN comes from the environment.
 package main
 
-import "github.com/syumai/workers"
-
 func main() {
-	workers.Serve(newServer())
+	serve(newServer())
 }

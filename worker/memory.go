@@ -9,9 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
 )
@@ -25,7 +25,12 @@ type memoryObjects struct {
 	mu     sync.Mutex
 	meta   map[string]filterParams
 	shards map[string]*memoryShard
-	gen    int
+	// last is the last generation each meta object gave out; it outlives
+	// a DELETE, so that the next filter of the name gets a later one.
+	last map[string]uint64
+	// floor is, per shard object, the newest generation deleted there:
+	// requests of it or an older one are refused.
+	floor map[string]uint64
 	// fail, when set, makes Fetch fail for objects it returns true for.
 	fail func(object string) bool
 }
@@ -36,7 +41,10 @@ type memoryShard struct {
 }
 
 func newMemoryObjects() *memoryObjects {
-	return &memoryObjects{meta: map[string]filterParams{}, shards: map[string]*memoryShard{}}
+	return &memoryObjects{
+		meta: map[string]filterParams{}, shards: map[string]*memoryShard{},
+		last: map[string]uint64{}, floor: map[string]uint64{},
+	}
 }
 
 func (o *memoryObjects) Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
@@ -81,8 +89,8 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, bo
 			writeJSON(w, 200, p)
 			return
 		}
-		o.gen++
-		want.Generation = "g" + strconv.Itoa(o.gen)
+		o.last[name] = max(o.last[name]+1, uint64(time.Now().UnixMilli()))
+		want.Generation = o.last[name]
 		o.meta[name] = want
 		writeJSON(w, 201, want)
 	default:
@@ -96,13 +104,27 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 		writeError(w, "", errorf(400, "bad_shard_request", "missing %s", shardHeader))
 		return
 	}
-	if method == "DELETE" {
-		delete(o.shards, object)
-		w.WriteHeader(204)
+	if p.Generation == 0 {
+		writeError(w, "", errorf(400, "bad_shard_request", "%s has no generation", shardHeader))
 		return
 	}
 	sh := o.shards[object]
-	if sh == nil || sh.params.Generation != p.Generation {
+	have := uint64(0)
+	if sh != nil {
+		have = sh.params.Generation
+	}
+	if method == "DELETE" && p.Generation >= have {
+		delete(o.shards, object)
+		o.floor[object] = max(o.floor[object], p.Generation)
+		w.WriteHeader(204)
+		return
+	}
+	if p.Generation < have || p.Generation <= o.floor[object] {
+		writeError(w, "", errorf(409, staleGeneration, "the shard holds generation %d (deleted up to %d); the request is of generation %d",
+			have, o.floor[object], p.Generation))
+		return
+	}
+	if sh == nil || have != p.Generation {
 		f, err := bloom.New(p.Capacity, p.ErrorRate)
 		if err != nil {
 			writeError(w, "", errorf(400, "invalid_params", "%v", err))

@@ -17,12 +17,22 @@ import (
 //	  GET    /meta   → 200 {"capacity","errorRate","shards","canonicalize","generation"}, 404 unknown
 //	  DELETE /meta   → 200 the deleted parameters, 404 unknown
 //	object "shard:{name}:{index}", one shard; header X-Edgebloom-Shard carries
-//	its shardParams as JSON, and a shard with another generation starts over:
+//	its shardParams as JSON:
 //	  POST   /add      {"keys": [...]} → {"added": [...]}
 //	  POST   /check    {"keys": [...]} → {"present": [...]}
 //	  GET    /stats    → shardStats
 //	  GET    /snapshot → the shard's filter in the plain binary format
 //	  DELETE /shard    → 204
+//
+// A generation is a positive integer that only grows: each filter made under
+// a name gets a later one than every filter of the name before it (the meta
+// object keeps the last it gave out across a DELETE, and starts no lower
+// than the time in ms). A shard serves the generation it holds; a request of
+// a newer one discards what it held and starts the new filter; a request of
+// an older one, or of one deleted there, is refused with 409
+// stale_generation and changes nothing. A DELETE /shard of the shard's
+// generation or a newer one empties it and remembers the generation as
+// deleted; of an older one it is refused the same way.
 //
 // Errors come back as {"error": {"code", "message"}} and the front passes
 // them on with their status. test/protocol.json gives the protocol as steps
@@ -38,7 +48,7 @@ type shardParams struct {
 	Index      int     `json:"index"`
 	Capacity   uint64  `json:"capacity"`
 	ErrorRate  float64 `json:"errorRate"`
-	Generation string  `json:"generation"`
+	Generation uint64  `json:"generation"`
 }
 
 // filterParams are a filter's parameters as the meta object keeps them.
@@ -49,7 +59,7 @@ type filterParams struct {
 	// Canonicalize makes the front map keys to canonical URLs (package
 	// urlkey) before routing them; absent (false) in filters made before.
 	Canonicalize bool   `json:"canonicalize,omitempty"`
-	Generation   string `json:"generation,omitempty"`
+	Generation   uint64 `json:"generation,omitempty"`
 }
 
 // shardStats is what GET /stats of a shard returns.

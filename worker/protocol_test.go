@@ -28,6 +28,7 @@ type protocolSuite struct {
 		BodyText *string         `json:"bodyText"`
 		Want     struct {
 			Status     int    `json:"status"`
+			LaterThan  string `json:"laterThan"`
 			JSON       any    `json:"json"`
 			Error      string `json:"error"`
 			Empty      bool   `json:"empty"`
@@ -55,6 +56,7 @@ func TestProtocol(t *testing.T) {
 		t.Fatalf("test/protocol.json has %d steps", len(suite.Steps))
 	}
 	o := newMemoryObjects()
+	generations := map[string]float64{} // each step's answer's generation
 	for i, s := range suite.Steps {
 		header := http.Header{}
 		if s.Shard != nil {
@@ -85,6 +87,11 @@ func TestProtocol(t *testing.T) {
 			var v any
 			if err := json.Unmarshal(got, &v); err != nil || !protocolMatch(s.Want.JSON, v) {
 				t.Errorf("step %d (%s): %s; want %v", i, s.Name, got, s.Want.JSON)
+			}
+			g, _ := v.(map[string]any)["generation"].(float64)
+			generations[s.Name] = g
+			if before, ok := generations[s.Want.LaterThan]; s.Want.LaterThan != "" && (!ok || g <= before) {
+				t.Errorf("step %d (%s): generation %v; want one later than step %q's %v", i, s.Name, g, s.Want.LaterThan, before)
 			}
 		case s.Want.SnapshotOf != nil:
 			w := s.Want.SnapshotOf

@@ -68,6 +68,9 @@ export class Shard {
     this.engineRestarts = 0;
     this.sql.exec('CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
     this.store = new Store(ctx.storage);
+    // The newest generation deleted here: requests of it or an older one
+    // are refused (see open).
+    this.floor = this.getKV('floor') ?? 0;
   }
 
   // alarm rebuilds the chunks from the log (see logged).
@@ -175,12 +178,18 @@ export class Shard {
     this.sql.exec('INSERT OR REPLACE INTO kv (k, v) VALUES (?, ?)', k, JSON.stringify(v));
   }
 
-  // meta answers for the parameters of a filter.
+  // meta answers for the parameters of a filter. Generations only move
+  // forward: a filter made again under a name after a DELETE gets a later
+  // one than every filter of the name before it, so that a shard can tell
+  // a late request of an older filter from a newer filter and refuse it
+  // (open). The last generation given out outlives the DELETE, and a meta
+  // object whose storage was lost still starts past it as long as the clock
+  // moves forward: a generation is at least the time it was made, in ms.
   meta(method, body) {
     const have = this.getKV('meta');
     if (method === 'GET' || method === 'DELETE') {
       if (!have) return errorResponse(404, 'not_found', 'no such filter');
-      if (method === 'DELETE') this.sql.exec('DELETE FROM kv');
+      if (method === 'DELETE') this.sql.exec("DELETE FROM kv WHERE k = 'meta'");
       return json(200, have);
     }
     if (method !== 'PUT') return errorResponse(405, 'method_not_allowed', 'meta: PUT, GET or DELETE');
@@ -203,14 +212,18 @@ export class Shard {
           "and a filter's parameters never change: make one with these under another name",
       );
     }
+    const generation = Math.max((this.getKV('generation') ?? 0) + 1, Date.now());
     const params = {
       capacity: want.capacity,
       errorRate: want.errorRate,
       shards: want.shards,
       ...(want.canonicalize ? { canonicalize: true } : {}),
-      generation: crypto.randomUUID(),
+      generation,
     };
-    this.putKV('meta', params);
+    this.ctx.storage.transactionSync(() => {
+      this.putKV('generation', generation);
+      this.putKV('meta', params);
+    });
     return json(201, params);
   }
 
@@ -221,10 +234,16 @@ export class Shard {
     } catch {
       p = null;
     }
-    if (!p || typeof p.generation !== 'string')
-      throw new HttpError(400, 'bad_shard_request', 'missing X-Edgebloom-Shard');
+    if (!p || !Number.isSafeInteger(p.generation) || p.generation < 1)
+      throw new HttpError(400, 'bad_shard_request', 'missing X-Edgebloom-Shard, or it has no generation');
     if (request.method === 'DELETE' && path === '/shard') {
+      // Only what the request's generation or an older one made: a shard
+      // that moved on to a newer filter keeps it.
+      const have = this.state?.params?.generation ?? this.getKV('shard')?.generation ?? 0;
+      if (have > p.generation) throw this.stale(have, p.generation);
       this.reset();
+      this.floor = Math.max(this.floor, p.generation);
+      this.putKV('floor', this.floor);
       return new Response(null, { status: 204 });
     }
     const filter = this.open(p);
@@ -257,13 +276,28 @@ export class Shard {
     throw new HttpError(404, 'not_found', `shard: no endpoint ${request.method} ${path}`);
   }
 
+  // stale is the error for a request of generation `got` at a shard that
+  // holds generation `have` or deleted generation this.floor.
+  stale(have, got) {
+    return new HttpError(
+      409,
+      'stale_generation',
+      `the shard holds generation ${have}${this.floor ? ` and deleted up to ${this.floor}` : ''}; ` +
+        `the request is of generation ${got}, older: read the filter's parameters again`,
+    );
+  }
+
   // open returns the filter of generation p.generation, loading it from
-  // storage or making it. A shard left by an older filter of the same name
-  // (another generation) is discarded.
+  // storage or making it. Generations only move forward: a request of an
+  // older generation than the shard's, or of one deleted here, is refused
+  // (409 stale_generation) and changes nothing; a newer one discards what
+  // the shard held (a filter deleted and made again under its name).
   open(p) {
     if (!this.state) this.state = this.load();
     const st = this.state;
-    if (st.params && st.params.generation === p.generation) {
+    const have = st.params?.generation ?? 0;
+    if (p.generation < have || p.generation <= this.floor) throw this.stale(have, p.generation);
+    if (p.generation === have) {
       if (st.broken) throw new HttpError(500, 'shard_corrupt', st.broken);
       return st.filter;
     }
@@ -292,7 +326,7 @@ export class Shard {
     this.state?.filter?.free();
     this.state = { params: null };
     this.store.clear();
-    this.sql.exec('DELETE FROM kv');
+    this.sql.exec("DELETE FROM kv WHERE k = 'shard'");
   }
 
   // load reads the shard back and checks it; see the comment at the top.

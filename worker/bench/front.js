@@ -1,22 +1,33 @@
-// The CPU time a request costs workerd: one the Go front answers alone
-// (401), one only a shard's Durable Object serves (a check of 100 keys sent
-// to the object directly, no front), and the same check through the front
-// (the front, the filter's meta object and the shard). CPU time is the
-// workerd process's user + system time (/proc/PID/stat) over N requests of
-// a kind, sent one at a time, so other processes on the machine do not
-// count. A last row runs bench/floor (a syumai/workers Worker that answers
-// 401 with net/http alone) in place of the front: what the fresh Go
-// instance syumai/workers starts for every request costs before any of the
-// front's code. Run from the repository root:
+// What a request costs workerd in CPU time, side by side in one run:
 //
-//   node worker/bench/front.js [N, default 200]
+// - the floors: a JS Worker answering 401 (workerd's own), and
+//   syumai/workers' own template (its generated entry module, a fresh Go
+//   instance a request) with a Go program answering 401 with net/http
+//   alone (bench/floor), the anchor every row is a ratio to;
+// - the front: a 401, a check of 100 keys and an add of 10 new keys,
+//   each through the front, the filter's meta object and the shard;
+// - a shard alone: a check of 100 keys sent straight to the Durable
+//   Object, and a round trip to it that does nothing (GET of an unknown
+//   meta object's /meta, a 404), whose difference is the shard's own work.
+//
+// CPU time is the workerd processes' user + system time (/proc/PID/stat)
+// over N requests of a kind, sent one at a time after 20 of warm-up, so
+// other processes on the machine do not count. Run from the repository
+// root:
+//
+//   node worker/bench/front.js [N, default 300] [worker dir, default worker/]
+//
+// With another checkout's worker/ as the second argument it measures that
+// Worker with the same floors (a "before" beside an "after").
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { buildWorker, startMiniflare, WORKER_DIR } from '../harness.js';
+import { join, resolve } from 'node:path';
+import { Miniflare } from 'miniflare';
+import { client, startMiniflare, TOKEN, WORKER_DIR, WRANGLER } from '../harness.js';
 
-const N = Number(process.argv[2] ?? 200);
+const N = Number(process.argv[2] ?? 300);
+const workerDir = resolve(process.argv[3] ?? WORKER_DIR);
 const TICK_MS = 10; // USER_HZ is 100 on Linux
 
 // stat returns the fields of /proc/pid/stat after the command name.
@@ -43,13 +54,71 @@ function workerd() {
 
 const cpuMs = (pids) => pids.reduce((t, p) => t + (Number(stat(p)[11]) + Number(stat(p)[12])) * TICK_MS, 0);
 
-const dir = mkdtempSync(join(tmpdir(), 'edgebloom-front-'));
-try {
-  const out = join(dir, 'bundle');
-  buildWorker(out);
-  const w = await startMiniflare(out, join(dir, 'state'));
+const rows = [];
+async function measure(name, send) {
   const pids = workerd();
   if (pids.length === 0) throw new Error('no workerd process found');
+  for (let i = 0; i < 20; i++) await send(-1 - i); // warm
+  const c0 = cpuMs(pids);
+  const t0 = performance.now();
+  for (let i = 0; i < N; i++) {
+    const res = await send(i);
+    if (res.status >= 500) throw new Error(`${name}: ${res.status}`);
+  }
+  rows.push([name, (cpuMs(pids) - c0) / N, (performance.now() - t0) / N]);
+}
+
+// A Worker of plain modules in Miniflare, on a port-less dispatchFetch.
+async function plain(dir, script) {
+  const mf = new Miniflare({
+    modules: true,
+    modulesRoot: dir,
+    scriptPath: join(dir, script),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: '2026-04-01',
+    cf: false,
+  });
+  await mf.ready;
+  return { request: client((url, init) => mf.dispatchFetch(url, init)), dispose: () => mf.dispose() };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'edgebloom-front-'));
+try {
+  // The floors.
+  const js = join(dir, 'js');
+  mkdirSync(js);
+  writeFileSync(
+    join(js, 'worker.mjs'),
+    `export default { fetch() { return new Response(null, { status: 401, headers: { 'WWW-Authenticate': 'Bearer realm="edgebloom"' } }); } };\n`,
+  );
+  let f = await plain(js, 'worker.mjs');
+  await measure('workerd floor: a JS Worker (401)', () => f.request('GET', '/'));
+  await f.dispose();
+
+  // syumai/workers' template: its generated glue (build.sh put it in
+  // build/) with bench/floor as the Go program.
+  execFileSync('bash', [join(WORKER_DIR, 'build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const tpl = join(dir, 'template');
+  mkdirSync(tpl);
+  for (const file of ['worker.mjs', 'runtime.mjs', 'wasm_exec.js'])
+    copyFileSync(join(WORKER_DIR, 'build', file), join(tpl, file));
+  execFileSync(
+    'go',
+    ['build', '-trimpath', '-buildvcs=false', '-ldflags=-s -w -buildid=', '-o', join(tpl, 'app.wasm'), './bench/floor'],
+    { cwd: WORKER_DIR, env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' } },
+  );
+  f = await plain(tpl, 'worker.mjs');
+  await measure("syumai/workers' template (401)", () => f.request('GET', '/'));
+  await f.dispose();
+
+  // The service, built as wrangler deploy builds it.
+  const out = join(dir, 'bundle');
+  execFileSync(WRANGLER, ['deploy', '--dry-run', '--outdir', out], {
+    cwd: workerDir,
+    env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const w = await startMiniflare(out, join(dir, 'state'));
   await w.request('PUT', '/v1/filters/f', { capacity: 1_000_000, errorRate: 0.01 });
   const keys = Array.from({ length: 100 }, (_, i) => `https://front.example/${i}`);
   await w.request('POST', '/v1/filters/f/add', { keys });
@@ -61,50 +130,25 @@ try {
     errorRate: 0.01,
     generation: meta.generation,
   });
-  const kinds = {
-    'front alone (401)': () => w.request('GET', '/v1/filters/f', undefined, { token: 'wrong' }),
-    'Durable Object alone (check, 100 keys)': () =>
-      w.shardFetch('shard:f:0', '/check', { keys }, { 'X-Edgebloom-Shard': shard }),
-    'front + Durable Objects (check, 100 keys)': () => w.request('POST', '/v1/filters/f/check', { keys }),
-  };
-  const rows = [];
-  const measure = async (name, send, pids) => {
-    for (let i = 0; i < 20; i++) await send(); // warm
-    const c0 = cpuMs(pids);
-    const t0 = performance.now();
-    for (let i = 0; i < N; i++) {
-      const res = await send();
-      if (res.status >= 500) throw new Error(`${name}: ${res.status}`);
-    }
-    rows.push([name, (cpuMs(pids) - c0) / N, (performance.now() - t0) / N]);
-  };
-  for (const [name, send] of Object.entries(kinds)) await measure(name, send, pids);
-  await w.dispose();
-  // The floor: the same bundle with bench/floor as the Go program.
-  const app = readdirSync(out).find((f) => f.endsWith('-app.wasm'));
-  execFileSync(
-    'go',
-    [
-      'build',
-      '-trimpath',
-      '-buildvcs=false',
-      '-ldflags=-s -w -buildid=',
-      '-o',
-      join(dir, 'floor.wasm'),
-      './bench/floor',
-    ],
-    {
-      cwd: WORKER_DIR,
-      env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' },
-    },
+  await measure('front: 401', () => w.request('GET', '/v1/filters/f', undefined, { token: 'wrong' }));
+  await measure('front: check of 100 keys', () => w.request('POST', '/v1/filters/f/check', { keys }));
+  await measure('front: add of 10 new keys', (i) =>
+    w.request('POST', '/v1/filters/f/add', {
+      keys: Array.from({ length: 10 }, (_, j) => `https://front.example/new/${i}/${j}`),
+    }),
   );
-  copyFileSync(join(dir, 'floor.wasm'), join(out, app));
-  const f = await startMiniflare(out, join(dir, 'state2'));
-  await measure('syumai/workers floor: net/http alone (401)', () => f.request('GET', '/'), workerd());
-  await f.dispose();
-  console.log(`| request (${N} each) | workerd CPU a request | wall time a request |`);
-  console.log('| --- | --- | --- |');
-  for (const [name, cpu, wall] of rows) console.log(`| ${name} | ${cpu.toFixed(2)} ms | ${wall.toFixed(2)} ms |`);
+  await measure('shard alone: check of 100 keys', () =>
+    w.shardFetch('shard:f:0', '/check', { keys }, { 'X-Edgebloom-Shard': shard }),
+  );
+  await measure('a Durable Object round trip that does nothing (404)', () => w.object('meta:none', 'GET', '/meta'));
+  await w.dispose();
+
+  const anchor = rows.find(([name]) => name.startsWith('syumai'))[1];
+  console.log(`Worker: ${workerDir}; token ${TOKEN.length} chars; ${N} requests a row, one at a time`);
+  console.log(`| request | workerd CPU a request | vs the template | wall time a request |`);
+  console.log('| --- | --- | --- | --- |');
+  for (const [name, cpu, wall] of rows)
+    console.log(`| ${name} | ${cpu.toFixed(2)} ms | ${(cpu / anchor).toFixed(2)}x | ${wall.toFixed(2)} ms |`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -74,8 +74,8 @@ test(
     const trouble = dev
       .log()
       .split('\n')
-      .filter((l) => /fatal error|reloading the shard|shard_corrupt/.test(l));
-    assert.deepEqual(trouble, [], 'the engine ran through the idle minute');
+      .filter((l) => /fatal error|reloading the shard|shard_corrupt|the Go front failed|exit code/.test(l));
+    assert.deepEqual(trouble, [], 'the engine and the kept Go front ran through the idle minute');
     await dev.stop();
 
     dev = await startDev(state);

@@ -660,6 +660,7 @@ function protocolMatch(want, got) {
 test('the internal protocol: shard.js answers test/protocol.json as memory.go does (protocol_test.go)', async () => {
   const { steps } = JSON.parse(readFileSync(join(WORKER_DIR, 'test', 'protocol.json'), 'utf8'));
   assert.ok(steps.length >= 20, `${steps.length} steps`);
+  const generations = new Map(); // each step's answer's generation
   for (const [i, s] of steps.entries()) {
     const what = `step ${i} (${s.name})`;
     const headers = s.shard ? { 'X-Edgebloom-Shard': JSON.stringify(s.shard) } : {};
@@ -671,6 +672,11 @@ test('the internal protocol: shard.js answers test/protocol.json as memory.go do
       assert.ok(res.json.error.message.length > 0, what);
     } else if (s.want.json !== undefined) {
       assert.ok(protocolMatch(s.want.json, res.json), `${what}: ${res.text}; want ${JSON.stringify(s.want.json)}`);
+      generations.set(s.name, res.json.generation);
+      if (s.want.laterThan) {
+        const before = generations.get(s.want.laterThan);
+        assert.ok(res.json.generation > before, `${what}: generation ${res.json.generation}, not after ${before}`);
+      }
     } else if (s.want.snapshotOf) {
       const { capacity, errorRate, keys } = s.want.snapshotOf;
       const f = new edgebloom.BloomFilter({ capacity, errorRate });

@@ -1,0 +1,174 @@
+// The Go front in a real workerd (Miniflare), as "wrangler deploy" builds
+// it: one Go instance per isolate serves request after request, concurrent
+// requests see only their own headers, a Go program that exits or panics
+// is replaced by a new one on the next request, and generations only move
+// forward, so that a late request of a filter deleted and made again
+// changes nothing (a stale meta cache costs one retry, never data).
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildWorker, startMiniflare } from '../harness.js';
+
+let dir;
+let w;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'edgebloom-front-'));
+  buildWorker(join(dir, 'bundle'));
+  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'));
+});
+
+after(async () => {
+  await w?.dispose();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+const req = (...args) => w.request(...args);
+const instance = async () => {
+  const res = await req('GET', '/_test/instance');
+  assert.equal(res.status, 200, JSON.stringify(res.json));
+  return res.json;
+};
+// deleteBehind deletes filter name the way another isolate's front would,
+// past this one: its meta object, then each shard of the generation meta
+// gave.
+async function deleteBehind(name) {
+  const meta = await w.object(`meta:${name}`, 'DELETE', '/meta');
+  assert.equal(meta.status, 200, meta.text);
+  const { capacity, errorRate, shards, generation } = meta.json;
+  for (let index = 0; index < shards; index++) {
+    const shard = { filter: name, index, capacity: Math.ceil(capacity / shards), errorRate, generation };
+    const res = await w.object(`shard:${name}:${index}`, 'DELETE', '/shard', {
+      headers: { 'X-Edgebloom-Shard': JSON.stringify(shard) },
+    });
+    assert.equal(res.status, 204, res.text);
+  }
+}
+
+const urls = (prefix, n) => Array.from({ length: n }, (_, i) => `https://${prefix}.example/${i}`);
+
+test('one Go instance serves request after request', async () => {
+  const first = await instance();
+  for (let i = 0; i < 20; i++) {
+    assert.equal((await req('GET', '/v1/filters/none', undefined, { token: 'wrong' })).status, 401);
+    assert.equal((await req('GET', '/v1/filters/none')).status, 404);
+  }
+  const later = await instance();
+  assert.equal(later.instance, first.instance, 'the same Go program answered');
+  assert.equal(later.served, first.served + 41);
+});
+
+test('concurrent requests in one instance each see their own request', async () => {
+  const before = await instance();
+  const answers = await Promise.all(
+    Array.from({ length: 50 }, (_, i) => req('GET', '/_test/echo', undefined, { headers: { 'X-Echo': `r${i}` } })),
+  );
+  answers.forEach((res, i) => {
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.deepEqual(res.json, { echo: `r${i}`, after: `r${i}` });
+  });
+  assert.equal((await instance()).instance, before.instance);
+});
+
+for (const how of ['exit', 'panic']) {
+  test(`a Go program that stops (${how}) is replaced on the next request`, async () => {
+    assert.equal((await req('PUT', `/v1/filters/stop-${how}`, { capacity: 10_000, errorRate: 0.01 })).status, 201);
+    const keys = urls(how, 100);
+    assert.equal((await req('POST', `/v1/filters/stop-${how}/add`, { keys })).status, 200);
+    const before = await instance();
+    const stopped = await req('POST', `/_test/${how}`);
+    assert.equal(stopped.status, 500, JSON.stringify(stopped.json));
+    assert.equal(stopped.json.error.code, 'internal');
+    assert.match(stopped.json.error.requestId, /^[0-9a-f]{16}$/);
+    const after = await instance();
+    assert.notEqual(after.instance, before.instance, 'a new Go program answered');
+    const checked = await req('POST', `/v1/filters/stop-${how}/check`, { keys });
+    assert.equal(checked.status, 200);
+    assert.ok(checked.json.present.every(Boolean));
+    assert.match(w.log(), /the Go front failed: FrontStopped: the Go front stopped/);
+  });
+}
+
+test('a late request of an older generation is refused and wipes nothing', async () => {
+  const name = 'late';
+  const params = { capacity: 100_000, errorRate: 0.01 };
+  assert.equal((await req('PUT', `/v1/filters/${name}`, params)).status, 201);
+  const old = await w.object(`meta:${name}`, 'GET', '/meta');
+  // The filter is deleted and made again; the new one acknowledges adds.
+  assert.equal((await req('DELETE', `/v1/filters/${name}`)).status, 204);
+  assert.equal((await req('PUT', `/v1/filters/${name}`, params)).status, 201);
+  const keys = urls('late', 50);
+  const added = await req('POST', `/v1/filters/${name}/add`, { keys });
+  assert.deepEqual(added.json, { added: keys.map(() => true) });
+  // A request that read meta before the DELETE reaches the shard now.
+  const shard = {
+    filter: name,
+    index: 0,
+    capacity: params.capacity,
+    errorRate: params.errorRate,
+    generation: old.json.generation,
+  };
+  const late = await w.object(`shard:${name}:0`, 'POST', '/add', {
+    headers: { 'X-Edgebloom-Shard': JSON.stringify(shard) },
+    body: JSON.stringify({ keys: ['https://late.example/old'] }),
+  });
+  const checked = await req('POST', `/v1/filters/${name}/check`, { keys });
+  const present = checked.json.present.filter(Boolean).length;
+  assert.equal(present, keys.length, `${present} of ${keys.length} acknowledged keys present after the late request`);
+  assert.equal((await req('GET', `/v1/filters/${name}`)).json.total.count, keys.length);
+  assert.equal(late.status, 409, late.text);
+  assert.equal(late.json.error.code, 'stale_generation');
+});
+
+test('a front whose cached meta is stale reads it again and retries once', async () => {
+  const name = 'cached';
+  const params = { capacity: 100_000, errorRate: 0.01, shards: 2 };
+  assert.equal((await req('PUT', `/v1/filters/${name}`, params)).status, 201);
+  const first = urls('cached-1', 20);
+  assert.equal((await req('POST', `/v1/filters/${name}/add`, { keys: first })).status, 200);
+  // Another isolate's front deletes the filter and makes it again with
+  // other parameters, and adds to it: this front's cache knows nothing.
+  const again = { capacity: 200_000, errorRate: 0.001, shards: 3 };
+  await deleteBehind(name);
+  const made = await w.object(`meta:${name}`, 'PUT', '/meta', { body: JSON.stringify(again) });
+  assert.equal(made.status, 201, made.text);
+  const served0 = (await instance()).served;
+  const second = urls('cached-2', 30);
+  const added = await req('POST', `/v1/filters/${name}/add`, { keys: second });
+  assert.equal(added.status, 200, JSON.stringify(added.json));
+  assert.ok(added.json.added.every(Boolean));
+  const stats = await req('GET', `/v1/filters/${name}`);
+  assert.equal(stats.json.shards, 3, 'the new parameters');
+  assert.equal(stats.json.total.count, second.length, "only the new filter's keys");
+  const checked = await req('POST', `/v1/filters/${name}/check`, { keys: second });
+  assert.ok(checked.json.present.every(Boolean));
+  assert.equal((await instance()).served, served0 + 4, 'the same instance served all of it');
+  // Deleted behind its back: the front answers 404, not the old filter.
+  await deleteBehind(name);
+  const gone = await req('POST', `/v1/filters/${name}/check`, { keys: second });
+  assert.equal(gone.status, 404, JSON.stringify(gone.json));
+});
+
+test('20 concurrent clients add 10,000 distinct keys: each acknowledged new, each present', async () => {
+  const name = 'many';
+  assert.equal(
+    (await req('PUT', `/v1/filters/${name}`, { capacity: 1_000_000, errorRate: 0.01, shards: 4 })).status,
+    201,
+  );
+  const all = urls('many', 10_000);
+  await Promise.all(
+    Array.from({ length: 20 }, async (_, c) => {
+      const mine = all.slice(c * 500, (c + 1) * 500);
+      for (let i = 0; i < mine.length; i += 50) {
+        const res = await req('POST', `/v1/filters/${name}/add`, { keys: mine.slice(i, i + 50) });
+        assert.equal(res.status, 200, JSON.stringify(res.json));
+        assert.ok(res.json.added.every(Boolean), `client ${c}: a distinct key answered "not new"`);
+      }
+    }),
+  );
+  const checked = await req('POST', `/v1/filters/${name}/check`, { keys: all });
+  assert.ok(checked.json.present.every(Boolean));
+  assert.equal((await req('GET', `/v1/filters/${name}`)).json.total.count, all.length);
+});
