@@ -11,4 +11,4 @@ export { ShardedBloomFilter, fromBytes } from './sharded.js';
 export { canonicalURL } from './canonical.js';
 // Internal, for tests of what happens after the engine stopped (the edge
 // service's Durable Object test hook): not part of the documented API.
-export { _crashEngine, _memoryBytes } from './core.js';
+export { _crashEngine, _memoryBudget, _memoryBytes } from './core.js';

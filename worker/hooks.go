@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -23,7 +24,8 @@ var (
 // (EDGEBLOOM_TEST_HOOKS=1 in the Worker's environment), after the token
 // check:
 //
-//	GET  /_test/instance  {"instance": id, "served": n}
+//	GET  /_test/instance  {"instance": id, "served": n, "memoryBytes": the
+//	                      memory Go has taken from the host (runtime.MemStats.Sys)}
 //	GET  /_test/echo      the request's X-Echo header, after a round trip
 //	                      to a Durable Object, so that concurrent requests
 //	                      interleave in the instance
@@ -33,7 +35,9 @@ var (
 func (s *Server) testHook(w http.ResponseWriter, r *http.Request) error {
 	switch r.Method + " " + r.URL.Path {
 	case "GET /_test/instance":
-		writeJSON(w, http.StatusOK, map[string]any{"instance": instanceID, "served": served.Load()})
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		writeJSON(w, http.StatusOK, map[string]any{"instance": instanceID, "served": served.Load(), "memoryBytes": ms.Sys})
 		return nil
 	case "GET /_test/echo":
 		echo := r.Header.Get("X-Echo")

@@ -24,7 +24,7 @@
 // an add's log row, and an add whose row is committed answers with what it
 // added even if the compaction after it fails.
 
-import { init, BloomFilter, _crashEngine, _memoryBytes } from 'edgebloom';
+import { init, BloomFilter, _crashEngine, _memoryBudget, _memoryBytes } from 'edgebloom';
 import { Store, crc32, logLimit } from './store.js';
 
 export { crc32 };
@@ -52,6 +52,22 @@ function errorResponse(status, code, message, requestId) {
 }
 
 const engineExited = (err) => err?.code === 'ERR_ENGINE_EXITED';
+const tooLarge = (err) => err?.code === 'ERR_TOO_LARGE';
+
+// The memory budget of the isolate's engine (init's memoryLimit). See
+// "Capacity and memory" in README.md for the arithmetic: it holds two
+// shards at the cap at once, and the isolate's 128 MB holds it, the Go
+// front and a snapshot's copy.
+export const ENGINE_MEMORY = 72 * 2 ** 20;
+
+// The shards of this isolate whose filter is in the engine, least recently
+// used first. The objects of one isolate share one engine; when a shard
+// needs more room than the engine's budget has left, the shards used
+// longest ago give their filter back (evict) and load it again from storage
+// on their next request. Storage holds every acknowledged add, and every
+// engine call of a request runs in one synchronous turn, so no shard is
+// evicted in the middle of one.
+const resident = new Map();
 
 export class Shard {
   constructor(ctx, env) {
@@ -64,8 +80,10 @@ export class Shard {
     this.state = null;
     // When the alarm that compacts the log is set for, or null.
     this.alarmAt = null;
-    // Engine restarts this object met, for the tests.
+    // Engine restarts this object met, and the times it gave its filter back
+    // to make room for another shard, for the tests.
     this.engineRestarts = 0;
+    this.evictions = 0;
     this.sql.exec('CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
     this.store = new Store(ctx.storage);
     // The newest generation deleted here: requests of it or an older one
@@ -91,9 +109,9 @@ export class Shard {
       // The Go engine starts inside a handler: workerd forbids the random
       // bytes its runtime reads at global scope. Everything after this
       // await is synchronous, so requests never interleave on the filter.
-      await init();
+      await init(undefined, { memoryLimit: ENGINE_MEMORY });
       try {
-        return fn();
+        return this.withRoom(fn);
       } catch (err) {
         if (!engineExited(err) || attempt > 1) throw err;
         console.warn(
@@ -105,15 +123,53 @@ export class Shard {
     }
   }
 
+  // withRoom runs fn; when the engine's memory budget refuses what it needs
+  // (ERR_TOO_LARGE, thrown before anything changed), the least recently
+  // used other shard of the isolate gives its filter back, and fn runs
+  // again, until it fits or this shard is the only one left. Afterwards
+  // this shard is the most recently used.
+  withRoom(fn) {
+    for (;;) {
+      try {
+        return fn();
+      } catch (err) {
+        if (!tooLarge(err)) throw err;
+        const victim = [...resident.keys()].find((s) => s !== this);
+        if (!victim) throw err;
+        victim.evict();
+      } finally {
+        resident.delete(this);
+        if (this.state?.filter) resident.set(this, true);
+      }
+    }
+  }
+
+  // evict gives the shard's filter back to the engine; the next request
+  // loads it from storage.
+  evict() {
+    this.state?.filter?.free();
+    this.state = null;
+    this.evictions++;
+    resident.delete(this);
+  }
+
   // logged persists what an add changed, in the transaction of its reply,
   // and sees to the compaction of the log.
   logged(filter, changes) {
     try {
-      this.ctx.storage.transactionSync(() => this.store.append(changes));
+      this.ctx.storage.transactionSync(() => {
+        this.store.append(changes);
+        if (this.failNextLog) {
+          this.failNextLog = false;
+          throw new Error('the log write failed (POST /_test/fail-next-log)');
+        }
+      });
     } catch (err) {
       // The filter in memory has the add and storage does not: forget it,
-      // so that what the shard answers stays what it stored.
-      this.state = null;
+      // so that what the shard answers stays what it stored, and give its
+      // memory back to the engine's budget now (a filter dropped unfreed
+      // would count against it until V8 collected it).
+      this.evict();
       throw err;
     }
     const limit = logLimit(filter.byteLength);
@@ -376,7 +432,8 @@ export class Shard {
   // /_test/evict forget the in-memory filter, as an eviction would. POST
   // /_test/compact {"spin": n} compacts the log now; before it commits it
   // logs a line and hashes a megabyte n times, so that a test can kill the
-  // process in the middle. POST /_test/crash stops the isolate's engine as
+  // process in the middle. POST /_test/fail-next-log makes the next add's
+  // log write fail inside its transaction. POST /_test/crash stops the isolate's engine as
   // a Go panic outside recover would (the Go program exits); the shard
   // keeps its filter, now dead, as it would not know either.
   testHook(path, body) {
@@ -387,8 +444,14 @@ export class Shard {
         ...this.store.counters(),
         ...rows,
         memoryBytes: _memoryBytes(),
+        memoryBudget: _memoryBudget(),
         engineRestarts: this.engineRestarts,
+        evictions: this.evictions,
       });
+    }
+    if (path === '/_test/fail-next-log') {
+      this.failNextLog = true;
+      return new Response(null, { status: 204 });
     }
     if (path === '/_test/crash') {
       try {

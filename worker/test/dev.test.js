@@ -86,3 +86,54 @@ test(
     dev = undefined;
   },
 );
+
+// Filters of 50 M and 100 M keys at 1%, each with the fewest shards PUT
+// accepts (2 and 4, each shard about 28.6 MiB): six shards near the cap in
+// the one isolate wrangler dev runs every object in, whose engine holds two
+// of them at once. Concurrent adds and checks to all of them: every request
+// answers 200 and every acknowledged key is present, while the shards give
+// their filters back to each other and load them again from storage.
+test(
+  'wrangler dev: filters of 50 M and 100 M keys at 1% are served with all their shards in one isolate',
+  { timeout: 600_000 },
+  async () => {
+    dev = await startDev(join(dir, 'big'));
+    const filters = { big50: { capacity: 50_000_000, shards: 2 }, big100: { capacity: 100_000_000, shards: 4 } };
+    for (const [name, { capacity, shards }] of Object.entries(filters)) {
+      const fewer = await dev.request('PUT', `/v1/filters/${name}`, { capacity, errorRate: 0.01, shards: shards - 1 });
+      assert.equal(fewer.status, 400, `${shards - 1} shards are too few for ${capacity} keys`);
+      assert.match(fewer.json.error.message, new RegExp(`use at least ${shards} shards`));
+      const made = await dev.request('PUT', `/v1/filters/${name}`, { capacity, errorRate: 0.01, shards });
+      assert.equal(made.status, 201, JSON.stringify(made.json));
+    }
+    const acknowledged = { big50: [], big100: [] };
+    await Promise.all(
+      Array.from({ length: 3 }, async (_, c) => {
+        for (let round = 0; round < 4; round++) {
+          for (const name of Object.keys(filters)) {
+            const keys = Array.from({ length: 64 }, (_, i) => `https://big.example/${name}/${c}/${round}/${i}`);
+            const added = await dev.request('POST', `/v1/filters/${name}/add`, { keys });
+
+            assert.equal(added.status, 200, JSON.stringify(added.json));
+            acknowledged[name].push(...keys);
+            const checked = await dev.request('POST', `/v1/filters/${name}/check`, { keys: acknowledged[name] });
+
+            assert.equal(checked.status, 200, JSON.stringify(checked.json));
+            assert.ok(checked.json.present.every(Boolean), `${name}: every key acknowledged so far is present`);
+          }
+        }
+      }),
+    );
+    for (const [name, { shards }] of Object.entries(filters)) {
+      const stats = await dev.request('GET', `/v1/filters/${name}`);
+      assert.equal(stats.status, 200, JSON.stringify(stats.json));
+      assert.equal(stats.json.perShard.length, shards);
+      assert.equal(stats.json.total.count, acknowledged[name].length);
+      const checked = await dev.request('POST', `/v1/filters/${name}/check`, { keys: acknowledged[name] });
+      assert.ok(checked.json.present.every(Boolean));
+    }
+    assert.doesNotMatch(dev.log(), /ERR_TOO_LARGE|memory budget|fatal error/);
+    await dev.stop();
+    dev = undefined;
+  },
+);
