@@ -290,8 +290,9 @@ build_wasm() {
 #   other way round.
 # - modtest: builds every published module (root, redisfilter, urlkey,
 #   colly, cmd/edgebloom) as a consumer would: GOWORK=off, go get and go
-#   install of v0.1.0 from a module proxy it writes from this checkout
-#   (about 50 s, most of it compiling the modules' dependencies once).
+#   install of v0.1.0 from a module proxy it writes from this checkout,
+#   third-party modules from the module cache and, for what it lacks,
+#   GOPROXY (about 50 s, most of it compiling the modules' dependencies once).
 # - bench: its tests and benchmarks are compiled, not run (see bench/README.md).
 # - worker: the Go front's handler tests on the host; test_worker_js runs
 #   the Worker in workerd.

@@ -11,7 +11,7 @@ import (
 	"github.com/edgebloom/edgebloom/bloom"
 )
 
-// The README's file-backed seen-set: the file is at every moment a filter in
+// docs/go.md's file-backed seen-set: the file is at every moment a filter in
 // the portable format, and a reader opens it while the writer has it.
 func ExampleCreate() {
 	dir, err := os.MkdirTemp("", "edgebloom-example-")

@@ -11,7 +11,7 @@ import (
 	"github.com/edgebloom/edgebloom/bloom"
 )
 
-// The README's Go usage, run: every line of it stands here.
+// The Go usage of the README and docs/go.md, run: every line of it stands here.
 func ExampleNew() {
 	f, err := bloom.New(1_000_000, 0.01) // 1 M keys at 1 % false positives: 9.6 bits a key, k = 7
 	if err != nil {
@@ -153,7 +153,7 @@ func ExampleWindowFilter() {
 	// false
 }
 
-// The README's window: "seen in the last 7 days".
+// docs/go.md's window: "seen in the last 7 days".
 func ExampleNewWindow() {
 	url := "https://example.com/"
 	w, err := bloom.NewWindow(1_000_000, 0.001, 7) // 7 generations of 1 M keys
@@ -212,7 +212,7 @@ func ExampleNewBlocked() {
 	// 42081 blocks, 1346592 bytes of Parquet bitset
 }
 
-// The README's split-block filter: built here, its bitset goes into a
+// The split-block filter of docs/go.md and docs/parquet.md: built here, its bitset goes into a
 // Parquet file; read back from one, it answers for that column chunk.
 func ExampleBlockedFilter() {
 	url := "https://example.com/"

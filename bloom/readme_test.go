@@ -15,74 +15,102 @@ import (
 )
 
 // TestREADMEGoSnippets keeps the README's Go code compiling: every
-// paragraph of every Go block in README.md (blocks of signatures aside)
+// paragraph of every Go block in README.md and docs/*.md (blocks of
+// signatures and the generated docs/format.md aside)
 // must stand, token for token with comments and layout aside, in the body of
 // an Example function of an example_test.go in this repository, which go
 // test compiles and runs. An import line must be imported by such a file.
 func TestREADMEGoSnippets(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	examples := readExamples(t, "..")
 	if len(examples) == 0 {
 		t.Fatal("no Example functions found")
 	}
-	checked := 0
-	for _, block := range goBlocks(string(readme)) {
-		if signaturesOnly(block.text) {
-			continue
-		}
-		for _, para := range strings.Split(block.text, "\n\n") {
-			code, imports := splitImports(para)
-			for _, imp := range imports {
-				if !anyImports(examples, imp) {
-					t.Errorf("README.md:%d: no example_test.go imports %q", block.line, imp)
-				}
-			}
-			toks := tokens(code)
-			if len(toks) == 0 {
+	for _, doc := range readDocs(t) {
+		checked := 0
+		for _, block := range goBlocks(doc.text) {
+			if signaturesOnly(block.text) {
 				continue
 			}
-			checked++
-			if !anyContains(examples, toks) {
-				t.Errorf("README.md:%d: no Example function contains this code; put it in one, in an example_test.go "+
-					"(without an // Output: comment, go test compiles it and does not run it):\n%s", block.line, code)
+			for _, para := range strings.Split(block.text, "\n\n") {
+				code, imports := splitImports(para)
+				for _, imp := range imports {
+					if !anyImports(examples, imp) {
+						t.Errorf("%s:%d: no example_test.go imports %q", doc.name, block.line, imp)
+					}
+				}
+				toks := tokens(code)
+				if len(toks) == 0 {
+					continue
+				}
+				checked++
+				if !anyContains(examples, toks) {
+					t.Errorf("%s:%d: no Example function contains this code; put it in one, in an example_test.go "+
+						"(without an // Output: comment, go test compiles it and does not run it):\n%s", doc.name, block.line, code)
+				}
 			}
 		}
-	}
-	if checked == 0 {
-		t.Fatal("README.md has no Go code to check")
+		if checked == 0 && doc.name == "README.md" {
+			t.Fatal("README.md has no Go code to check")
+		}
 	}
 }
 
-// TestREADMEGoSignatures keeps the README's API lists current: every name
+// TestREADMEGoSignatures keeps the API lists of docs/ current: every name
 // a signature line gives (func F, func (r *T) M, and the names after "/"
 // and "," in one line) is declared, as a func or as a method of T, in a Go
 // source file of this repository.
 func TestREADMEGoSignatures(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	declared := readDecls(t, "..")
 	checked := 0
-	for _, block := range goBlocks(string(readme)) {
-		if !signaturesOnly(block.text) {
-			continue
-		}
-		for _, line := range strings.Split(block.text, "\n") {
-			for _, name := range signatureNames(line) {
-				checked++
-				if !declared[name] {
-					t.Errorf("README.md:%d: %s is not declared anywhere: %s", block.line, name, strings.TrimSpace(line))
+	for _, doc := range readDocs(t) {
+		for _, block := range goBlocks(doc.text) {
+			if !signaturesOnly(block.text) {
+				continue
+			}
+			for _, line := range strings.Split(block.text, "\n") {
+				for _, name := range signatureNames(line) {
+					checked++
+					if !declared[name] {
+						t.Errorf("%s:%d: %s is not declared anywhere: %s", doc.name, block.line, name, strings.TrimSpace(line))
+					}
 				}
 			}
 		}
 	}
 	if checked == 0 {
-		t.Fatal("README.md has no Go signatures to check")
+		t.Fatal("README.md and docs/*.md have no Go signatures to check")
 	}
+}
+
+type docFile struct {
+	name string // relative to the repository's root
+	text string
+}
+
+// readDocs reads README.md and the pages of docs/, where the README's
+// quick starts lead, but docs/format.md: TestFormatDoc writes its Go from
+// the code and checks it.
+func readDocs(t *testing.T) []docFile {
+	t.Helper()
+	pages, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []docFile
+	for _, p := range append([]string{"../README.md"}, pages...) {
+		if p == "../docs/format.md" {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, docFile{strings.TrimPrefix(filepath.ToSlash(p), "../"), string(b)})
+	}
+	if len(docs) < 2 {
+		t.Fatal("no pages in docs/")
+	}
+	return docs
 }
 
 var (

@@ -1,5 +1,5 @@
 // The browser entry point (js/index.js) in an MV3 extension's service worker,
-// under the CSP the README gives (script-src 'self' 'wasm-unsafe-eval'): a
+// under the CSP docs/npm.md gives (script-src 'self' 'wasm-unsafe-eval'): a
 // static import, init() on first use, the golden vectors.
 
 import assert from 'node:assert/strict';

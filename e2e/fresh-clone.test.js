@@ -35,10 +35,20 @@ function committedHead() {
 // `npm test` running this, no module proxy (the Go module cache already
 // holds what the build needs) and npm offline (the clone's npm ci, for
 // wasm-opt, finds every package in the cache the outer npm ci filled), so
-// nothing leaves the machine.
+// nothing leaves the machine. That cache is npm_config_cache, which npm
+// passes to the scripts it runs: kept, so that a cache set by the user's
+// environment rather than at ~/.npm is the one the clone's npm ci reads.
 function userEnv(port) {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && k !== 'INIT_CWD'));
-  return { ...env, PORT: String(port), GOPROXY: 'off', npm_config_offline: 'true', NO_COLOR: '1' };
+  const { npm_config_cache: cache } = process.env;
+  return {
+    ...env,
+    ...(cache ? { npm_config_cache: cache } : {}),
+    PORT: String(port),
+    GOPROXY: 'off',
+    npm_config_offline: 'true',
+    NO_COLOR: '1',
+  };
 }
 
 /** Starts `npm start` in dir in its own process group; cleanup() ends the group. */

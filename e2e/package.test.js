@@ -130,7 +130,7 @@ test('an esbuild browser bundle, with the wasm copied next to it, in Chromium', 
     inputs.filter((f) => /js\/(node|workerd)\.js$/.test(f)),
     [],
   );
-  // What the README tells users: esbuild does not copy the wasm.
+  // What docs/npm.md tells users: esbuild does not copy the wasm.
   await copyFile(path.join(installed, 'js/edgebloom.wasm'), path.join(site, 'edgebloom.wasm'));
 
   const server = await serve({ pages: { '/': checkPageHtml({ module: "import '/app.js';" }) }, dirs: { '/': site } });

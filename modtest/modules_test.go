@@ -5,9 +5,14 @@
 // git tracks (and new ones it does not ignore) of each module directory,
 // without its nested modules, zipped as a proxy serves them. Third-party
 // modules come from the module cache's download directory, itself a proxy,
-// so nothing leaves the machine. A replace directive in a published go.mod,
-// a require of a version the release will not have, or a module that only
-// builds inside the workspace fails here.
+// and what it lacks from GOPROXY: a cache filled by building the workspace
+// holds the zips and go.mod files of the modules it built, not the .info
+// files and go.mod files of every module of a consumer's graph, which "go
+// list -m all" reads. On a warm machine nothing leaves it. The consumer's
+// go.sum starts as the published go.sum files together, so what GOPROXY
+// serves is checked against the hashes the repository pins. A replace
+// directive in a published go.mod, a require of a version the release will
+// not have, or a module that only builds inside the workspace fails here.
 package modtest
 
 import (
@@ -139,16 +144,22 @@ func writeProxy(t *testing.T, repo string) string {
 	return proxy
 }
 
-// consumerEnv is a consumer's environment: no workspace, the proxy above and
-// then the module cache's downloads (offline), a fresh module cache (so no
-// earlier download of v0.1.0 is reused), no checksum database (nothing to
-// ask it offline; the go.sum written here is the consumer's own).
+// consumerEnv is a consumer's environment: no workspace; the proxy above,
+// then the module cache's downloads, then the GOPROXY of this environment
+// (a file proxy answers "not found" for a file it lacks, and the go command
+// then asks the next); a fresh module cache, so no earlier download of
+// v0.1.0 is reused; no checksum database, as the published modules are not
+// in it (go.sum files check the rest: see seedGoSum).
 func consumerEnv(t *testing.T, proxy, home string) []string {
 	t.Helper()
-	cache := strings.TrimSpace(run(t, ".", os.Environ(), "go", "env", "GOMODCACHE"))
+	goenv := strings.Split(run(t, ".", os.Environ(), "go", "env", "GOMODCACHE", "GOCACHE", "GOPROXY"), "\n")
+	cache, gocache, goproxy := goenv[0], goenv[1], goenv[2]
+	proxies := []string{"file://" + filepath.ToSlash(proxy), "file://" + filepath.ToSlash(filepath.Join(cache, "cache", "download"))}
+	if goproxy != "" {
+		proxies = append(proxies, goproxy)
+	}
 	// The build cache is kept: it is keyed by content, so it cannot serve a
 	// stale module, and rebuilding the standard library would take a minute.
-	gocache := strings.TrimSpace(run(t, ".", os.Environ(), "go", "env", "GOCACHE"))
 	env := []string{"GOCACHE=" + gocache}
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GO") {
@@ -157,8 +168,10 @@ func consumerEnv(t *testing.T, proxy, home string) []string {
 	}
 	return append(env,
 		"GOWORK=off",
-		"GOFLAGS=-mod=mod",
-		"GOPROXY=file://"+filepath.ToSlash(proxy)+",file://"+filepath.ToSlash(filepath.Join(cache, "cache", "download")),
+		// -modcacherw: the module cache is a t.TempDir, which must be
+		// removable without root.
+		"GOFLAGS=-mod=mod -modcacherw",
+		"GOPROXY="+strings.Join(proxies, ","),
 		"GOSUMDB=off",
 		"GONOSUMDB=github.com/edgebloom",
 		"GOTOOLCHAIN=local",
@@ -166,6 +179,29 @@ func consumerEnv(t *testing.T, proxy, home string) []string {
 		"GOPATH="+filepath.Join(home, "path"),
 		"GOBIN="+filepath.Join(home, "bin"),
 	)
+}
+
+// seedGoSum gives the lines of the published modules' go.sum files: the
+// hashes of every third-party module of their graphs, as the repository
+// pins them. A consumer's go.sum that starts with them makes the go command
+// check the modules it downloads (GOSUMDB is off) against them.
+func seedGoSum(t *testing.T, repo string) string {
+	t.Helper()
+	var lines []string
+	seen := map[string]bool{}
+	for _, m := range published {
+		b, err := os.ReadFile(filepath.Join(repo, m.dir, "go.sum"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if line != "" && !seen[line] {
+				seen[line] = true
+				lines = append(lines, line)
+			}
+		}
+	}
+	return strings.Join(lines, "\n") + "\n"
 }
 
 func TestPublishedModulesBuildOutsideTheWorkspace(t *testing.T) {
@@ -207,6 +243,7 @@ func TestPublishedModulesBuildOutsideTheWorkspace(t *testing.T) {
 	}
 	files := map[string]string{
 		"go.mod":  "module example.com/consumer\n\ngo 1.24.0\n",
+		"go.sum":  seedGoSum(t, repo),
 		"main.go": "package main\n\nimport (\n" + strings.Join(imports, "") + ")\n\nfunc main() {}\n",
 	}
 	for name, data := range files {

@@ -2,7 +2,7 @@
 // Parquet library (github.com/parquet-go/parquet-go). It is its own module
 // so that the library's go.mod keeps xxhash as its only dependency.
 //
-// TestEdgebloomBitsetInParquetFile follows the recipe of the README: write a
+// TestEdgebloomBitsetInParquetFile follows the recipe of docs/parquet.md: write a
 // Parquet file with the library, then put one edgebloom bitset per row group
 // after a Thrift-compact BloomFilterHeader, point the column chunk's
 // bloom_filter_offset and bloom_filter_length at it, and read it back

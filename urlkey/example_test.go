@@ -27,7 +27,7 @@ func ExampleCanonical() {
 	// https://example.com/?id=1&utm_source=x
 }
 
-// The README's example: the canonical form is the key a Bloom filter gets.
+// docs/urls.md's example: the canonical form is the key a Bloom filter gets.
 func ExampleCanonical_filterKey() {
 	key, err := urlkey.Canonical("HTTPS://Bücher.Example:443/a/../b?z=1&utm_source=x&a=2#top", urlkey.Options{})
 	if err != nil {

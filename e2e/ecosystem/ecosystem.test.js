@@ -307,7 +307,7 @@ describe('the packed package', { concurrency: 2 }, () => {
   }
 
   // Vite 7's dev server pre-bundles the package into node_modules/.vite/deps
-  // and answers the wasm's URL there with index.html: without the README's
+  // and answers the wasm's URL there with index.html: without docs/npm.md's
   // optimizeDeps line, init() says so.
   test('Vite 7 dev server: without optimizeDeps.exclude, ERR_WASM_FETCH naming the URL', { timeout }, async () => {
     const dir = await webProject('vite7-dev-plain');

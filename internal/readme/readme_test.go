@@ -1,7 +1,10 @@
-// Package readme checks the README's API lists against the code: every
-// function and method the Go lists name exists in the package (as go doc
-// shows it), and every function of the package is listed. The JavaScript
-// list is checked against js/index.d.ts by js/test/readme.test.js.
+// Package readme checks the documentation against the code: every function
+// and method the Go API lists of docs/go.md and docs/redis.md name exists in
+// the package (as go doc shows it), and every function of the package is
+// listed; every relative link of README.md and of the pages it leads to
+// names a file, and a heading of it when it has a #fragment. The
+// JavaScript list (docs/npm.md) is checked against js/index.d.ts by
+// js/test/readme.test.js, the Go snippets by bloom/readme_test.go.
 package readme
 
 import (
@@ -57,14 +60,14 @@ func loadAPI(t *testing.T, dir, importPath string) api {
 }
 
 // block returns the lines of the code block that follows the line starting
-// with intro in the README.
-func block(t *testing.T, readme, intro string) []string {
+// with intro in the page.
+func block(t *testing.T, page, intro string) []string {
 	t.Helper()
-	i := strings.Index(readme, "\n"+intro)
+	i := strings.Index(page, "\n"+intro)
 	if i < 0 {
-		t.Fatalf("README.md has no line starting with %q", intro)
+		t.Fatalf("no line starting with %q", intro)
 	}
-	rest := readme[i+1:]
+	rest := page[i+1:]
 	start := strings.Index(rest, "```")
 	body := rest[strings.Index(rest[start:], "\n")+start+1:]
 	return strings.Split(body[:strings.Index(body, "```")], "\n")
@@ -112,39 +115,40 @@ func named(lines []string) (funcs []string, methods map[string][]string) {
 	return funcs, methods
 }
 
-func check(t *testing.T, readme, intro, dir, importPath string) {
+// check compares the API list after the line starting with intro in page
+// (a path from the repository's root) with the package in dir.
+func check(t *testing.T, page, intro, dir, importPath string) {
+	b, err := os.ReadFile(filepath.Join("..", "..", page))
+	if err != nil {
+		t.Fatal(err)
+	}
 	a := loadAPI(t, filepath.Join("..", "..", dir), importPath)
-	funcs, methods := named(block(t, readme, intro))
+	funcs, methods := named(block(t, string(b), intro))
 	if len(funcs) < 5 {
-		t.Fatalf("%s: the README lists %d functions", importPath, len(funcs))
+		t.Fatalf("%s: %s lists %d functions", importPath, page, len(funcs))
 	}
 	seen := map[string]bool{}
 	for _, f := range funcs {
 		seen[f] = true
 		if !a.funcs[f] {
-			t.Errorf("README.md lists %s.%s, which go doc does not show", importPath, f)
+			t.Errorf("%s lists %s.%s, which go doc does not show", page, importPath, f)
 		}
 	}
 	for ty, ms := range methods {
 		for _, m := range ms {
 			if !a.methods[ty][m] {
-				t.Errorf("README.md lists (*%s).%s in %s, which go doc does not show", ty, m, importPath)
+				t.Errorf("%s lists (*%s).%s in %s, which go doc does not show", page, ty, m, importPath)
 			}
 		}
 	}
 	for f := range a.funcs {
 		if !seen[f] {
-			t.Errorf("%s.%s is not in the README's API list", importPath, f)
+			t.Errorf("%s.%s is not in the API list of %s", importPath, f, page)
 		}
 	}
 }
 
-func TestREADME(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	check(t, readme, "Go (`bloom`)", "bloom", "github.com/edgebloom/edgebloom/bloom")
-	check(t, readme, "Go (`redisfilter`", "redisfilter", "github.com/edgebloom/edgebloom/redisfilter")
+func TestAPILists(t *testing.T) {
+	check(t, "docs/go.md", "Go (`bloom`)", "bloom", "github.com/edgebloom/edgebloom/bloom")
+	check(t, "docs/redis.md", "Go (`redisfilter`", "redisfilter", "github.com/edgebloom/edgebloom/redisfilter")
 }

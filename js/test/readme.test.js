@@ -1,19 +1,19 @@
-// The README's JavaScript API list against the types (js/index.d.ts): every
-// function, class, static and member it names exists there, and every
-// function and class the module exports is listed. The Go lists are checked
-// against go doc by internal/readme.
+// The JavaScript API list of docs/npm.md against the types (js/index.d.ts):
+// every function, class, static and member it names exists there, and every
+// function and class the module exports is listed. The Go lists (docs/go.md,
+// docs/redis.md) are checked against go doc by internal/readme.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 
 const root = new URL('../../', import.meta.url);
-const readme = await readFile(new URL('README.md', root), 'utf8');
+const page = await readFile(new URL('docs/npm.md', root), 'utf8');
 const types = await readFile(new URL('js/index.d.ts', root), 'utf8');
 
 // The code block after the line that starts with intro.
 function block(text, intro) {
   const at = text.indexOf(`\n${intro}`);
-  assert.ok(at >= 0, `README.md has a line starting with ${intro}`);
+  assert.ok(at >= 0, `docs/npm.md has a line starting with ${intro}`);
   const start = text.indexOf('\n', text.indexOf('```', at)) + 1;
   return text.slice(start, text.indexOf('```', start));
 }
@@ -32,8 +32,8 @@ function declared(dts) {
   return { functions, classes, members };
 }
 
-test("the README's JavaScript API list names only what index.d.ts declares, and all it exports", () => {
-  const api = block(readme, 'JavaScript (`edgebloom`');
+test("docs/npm.md's JavaScript API list names only what index.d.ts declares, and all it exports", () => {
+  const api = block(page, 'JavaScript (`edgebloom`');
   const { functions, classes, members } = declared(types);
   assert.ok(functions.size >= 6 && classes.size >= 6, 'index.d.ts parsed');
   const listed = { functions: new Set(), classes: new Set() };
@@ -43,11 +43,11 @@ test("the README's JavaScript API list names only what index.d.ts declares, and 
     if (comment >= 0) line = line.slice(0, comment);
     const made = line.match(/^new (\w+)\(/);
     if (made) {
-      assert.ok(classes.has(made[1]), `README lists class ${made[1]}`);
+      assert.ok(classes.has(made[1]), `docs/npm.md lists class ${made[1]}`);
       listed.classes.add(made[1]);
       // "// + remove(key)", "+ rotate(), generations": members of that class.
       for (const m of note.match(/\+ (.*)$/)?.[1].matchAll(/(?:^|, )(\w+)/g) ?? []) {
-        assert.ok(members.has(m[1]), `README lists ${made[1]}.${m[1]}`);
+        assert.ok(members.has(m[1]), `docs/npm.md lists ${made[1]}.${m[1]}`);
       }
       continue;
     }
@@ -57,16 +57,18 @@ test("the README's JavaScript API list names only what index.d.ts declares, and 
       .filter(Boolean)) {
       let m;
       if ((m = part.match(/^([A-Z]\w*)\.(\w+)\(/))) {
-        assert.ok(classes.get(m[1])?.has(m[2]), `README lists ${m[1]}.${m[2]}`);
+        assert.ok(classes.get(m[1])?.has(m[2]), `docs/npm.md lists ${m[1]}.${m[2]}`);
         listed.classes.add(m[1]);
       } else if ((m = part.match(/^[a-z]\.(\w+)/))) {
-        assert.ok(members.has(m[1]), `README lists the member ${m[1]}`);
+        assert.ok(members.has(m[1]), `docs/npm.md lists the member ${m[1]}`);
       } else if ((m = part.match(/^([a-z]\w*)\(/))) {
-        assert.ok(functions.has(m[1]), `README lists the function ${m[1]}`);
+        assert.ok(functions.has(m[1]), `docs/npm.md lists the function ${m[1]}`);
         listed.functions.add(m[1]);
       }
     }
   }
-  for (const f of functions) assert.ok(listed.functions.has(f), `${f} (index.d.ts) is not in the README's API list`);
-  for (const c of classes.keys()) assert.ok(listed.classes.has(c), `${c} (index.d.ts) is not in the README's API list`);
+  for (const f of functions)
+    assert.ok(listed.functions.has(f), `${f} (index.d.ts) is not in the API list of docs/npm.md`);
+  for (const c of classes.keys())
+    assert.ok(listed.classes.has(c), `${c} (index.d.ts) is not in the API list of docs/npm.md`);
 });
