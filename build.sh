@@ -100,6 +100,7 @@ go_modules=(
 	"urlkey race wasm"
 	"redisfilter race"
 	"colly"
+	"examples/colly-crawler example race"
 	"parquettest"
 	"modtest"
 	"bench build"
