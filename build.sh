@@ -101,6 +101,7 @@ go_modules=(
 	"redisfilter race"
 	"colly"
 	"examples/colly-crawler example race"
+	"examples/parquet example"
 	"parquettest"
 	"modtest"
 	"bench build"
