@@ -23,6 +23,8 @@
 #   test-worker  the Cloudflare Worker (worker/): Go handler tests and workerd tests
 #   test-examples  every example of examples/, the npm ones on the packed
 #              package, the Go ones as modules of their own
+#   example NAME  install the package packed from this checkout into
+#              examples/NAME (an npm one) and run its npm start
 set -euo pipefail
 cd "$(dirname "$0")"
 repo_root=$PWD
@@ -404,6 +406,22 @@ test_examples() {
 	return "$status"
 }
 
+# example NAME: what "npm install && npm start" does in examples/NAME once
+# edgebloom is on npm, with the package packed from this checkout instead
+# (npm install --no-save leaves the example's package.json as it is).
+run_example() {
+	local dir=examples/$1 pack
+	if ! [ -f "$dir/package.json" ]; then
+		echo "build.sh: examples/$1 is no npm example; those are: $(cd examples && dirname -- */package.json | tr '\n' ' ')(a Go one runs with go run . in its directory)" >&2
+		return 2
+	fi
+	pack=$(mktemp -d)
+	npm pack --silent --pack-destination "$pack" >/dev/null
+	(cd "$dir" && npm install --no-save --no-audit --no-fund "$(echo "$pack"/edgebloom-*.tgz)")
+	rm -rf "$pack"
+	cd "$dir" && exec npm start
+}
+
 test_e2e_and_worker() {
 	test_e2e && test_worker_js
 }
@@ -452,6 +470,7 @@ test-e2e) setup && build_wasm && test_e2e ;;
 test-ecosystem) setup && build_wasm && test_ecosystem ;;
 test-worker) setup && build_wasm && test_module worker && test_worker_js ;;
 test-examples) ensure_node_modules && ensure_system_packages && test_examples ;;
+example) run_example "${2:?usage: build.sh example NAME (a directory of examples/)}" ;;
 test)
 	setup
 	lint_js

@@ -1,5 +1,5 @@
 // examples/mv3-extension as its test and its benchmark load it: installed
-// from the packed package (npm run build copies the engine in), loaded
+// from the packed package (npm start copies the engine in), loaded
 // unpacked into Debian's Chromium, with a way to stop its service worker
 // as Chrome does after 30 idle seconds, without the 30 seconds.
 
@@ -15,7 +15,7 @@ import { installExample } from './helpers.js';
  */
 export async function loadExtension({ capacity } = {}) {
   const dir = await installExample('mv3-extension');
-  await run('npm', ['run', 'build'], { cwd: dir });
+  await run('npm', ['start'], { cwd: dir });
   if (capacity) {
     const file = path.join(dir, 'extension/background.js');
     const source = await readFile(file, 'utf8');
