@@ -21,6 +21,10 @@
 #   test-ecosystem  the packed package in other Node versions, Bun, Deno,
 #              edge-runtime, Vite, webpack and tsc (e2e/ecosystem/)
 #   test-worker  the Cloudflare Worker (worker/): Go handler tests and workerd tests
+#   test-examples  every example of examples/, the npm ones on the packed
+#              package, the Go ones as modules of their own
+#   example NAME  install the package packed from this checkout into
+#              examples/NAME (an npm one) and run its npm start
 set -euo pipefail
 cd "$(dirname "$0")"
 repo_root=$PWD
@@ -89,7 +93,8 @@ setup() {
 # tests need: "race" runs them with the race detector, "wasm" vets and tests
 # it for GOOS=js GOARCH=wasm too (the npm module's engine and the Worker run
 # there), "build" only compiles its tests (the benchmarks: bench/ runs them
-# by hand, see bench/README.md). lint_go fails when go.work and this list
+# by hand, see bench/README.md), "example" marks an example of examples/,
+# tested by test_examples rather than test_go. lint_go fails when go.work and this list
 # disagree, so a new module cannot be left out.
 go_modules=(
 	". race wasm"
@@ -97,6 +102,8 @@ go_modules=(
 	"urlkey race wasm"
 	"redisfilter race"
 	"colly"
+	"examples/colly-crawler example race"
+	"examples/parquet example"
 	"parquettest"
 	"modtest"
 	"bench build"
@@ -337,7 +344,7 @@ test_go() {
 	local entry dir
 	for entry in "${go_modules[@]}"; do
 		read -r dir _ <<<"$entry"
-		test_module "$dir"
+		module_has "$dir" example || test_module "$dir"
 	done
 }
 
@@ -379,6 +386,61 @@ test_worker_js() {
 	node --test --test-concurrency=2 --test-reporter=spec worker/test/
 }
 
+# The examples (examples/): the npm ones against the package as users get
+# it, packed here once (npm pack builds the wasm) and installed into a copy
+# of each example by its test (examples/test/); the Go ones are modules of
+# go.work marked "example" in go_modules, tested here rather than by
+# test_go.
+test_examples() {
+	log "examples (examples/)"
+	local pack status=0 entry dir
+	pack=$(mktemp -d)
+	npm pack --silent --pack-destination "$pack" >/dev/null || return
+	EDGEBLOOM_TARBALL=$(echo "$pack"/edgebloom-*.tgz) node --test --test-concurrency=2 --test-reporter=spec examples/test/*.test.js || status=$?
+	rm -rf "$pack"
+	for entry in "${go_modules[@]}"; do
+		read -r dir _ <<<"$entry"
+		if module_has "$dir" example; then
+			test_module "$dir" || status=$?
+		fi
+	done
+	return "$status"
+}
+
+# example NAME: what "npm install && npm start" does in examples/NAME once
+# edgebloom is on npm, with the package packed from this checkout instead
+# (npm install --no-save leaves the example's package.json as it is).
+run_example() {
+	local dir=examples/$1 pack
+	if ! [ -f "$dir/package.json" ]; then
+		echo "build.sh: examples/$1 is no npm example; those are: $(cd examples && dirname -- */package.json | tr '\n' ' ')(a Go one runs with go run . in its directory)" >&2
+		return 2
+	fi
+	pack=$(mktemp -d)
+	npm pack --silent --pack-destination "$pack" >/dev/null
+	(cd "$dir" && npm install --no-save --no-audit --no-fund "$(echo "$pack"/edgebloom-*.tgz)")
+	rm -rf "$pack"
+	cd "$dir" && exec npm start
+}
+
+test_e2e_and_worker() {
+	test_e2e && test_worker_js
+}
+
+# beside BG FG runs the function BG in the background and FG in the
+# foreground, prints BG's output after FG's, and fails when either failed.
+beside() {
+	local log pid status=0 bg_status=0
+	log=$(mktemp)
+	"$1" >"$log" 2>&1 &
+	pid=$!
+	"$2" || status=$?
+	wait "$pid" || bg_status=$?
+	cat "$log"
+	rm -f "$log"
+	[ "$status" -eq 0 ] && [ "$bg_status" -eq 0 ]
+}
+
 case "${1:-}" in
 build) build_wasm ;;
 clock-patch)
@@ -408,26 +470,18 @@ test-js) setup && build_wasm && test_js ;;
 test-e2e) setup && build_wasm && test_e2e ;;
 test-ecosystem) setup && build_wasm && test_ecosystem ;;
 test-worker) setup && build_wasm && test_module worker && test_worker_js ;;
+test-examples) ensure_node_modules && ensure_system_packages && test_examples ;;
+example) run_example "${2:?usage: build.sh example NAME (a directory of examples/)}" ;;
 test)
 	setup
 	lint_js
 	test_go
 	build_wasm
 	# The ecosystem suite mostly waits on child processes, so it runs beside
-	# the Node tests; its output follows theirs.
-	ecosystem_log=$(mktemp)
-	test_ecosystem >"$ecosystem_log" 2>&1 &
-	ecosystem_pid=$!
-	js_status=0
-	test_js || js_status=$?
-	ecosystem_status=0
-	wait "$ecosystem_pid" || ecosystem_status=$?
-	cat "$ecosystem_log"
-	rm -f "$ecosystem_log"
-	[ "$js_status" -eq 0 ]
-	[ "$ecosystem_status" -eq 0 ]
-	test_e2e
-	test_worker_js
+	# the Node tests; the examples run beside the e2e and workerd suites,
+	# which spend much of their time waiting on Chromium, workerd and timers.
+	beside test_ecosystem test_js
+	beside test_examples test_e2e_and_worker
 	;;
 *)
 	sed -n '2,/^set -euo/{/^#/p}' "$0" >&2
