@@ -310,9 +310,12 @@ func (r *run) make(h any, e entry) error {
 		visited, err := s.seen.has(key(id))
 		if err == nil && !visited {
 			// Marked first: killed between the two, the next run makes
-			// the request, which nobody else did.
+			// the request, which nobody else did. The add tests again: a
+			// collector in another process may have added it since has.
 			if err = f.redo(h); err == nil {
-				_, err = s.seen.add(key(id))
+				var fresh bool
+				fresh, err = s.seen.add(key(id))
+				visited = !fresh
 			}
 		}
 		mu.Unlock()

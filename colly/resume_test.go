@@ -302,3 +302,34 @@ func TestFrontierLog(t *testing.T) {
 	}
 	must(bloomstorage.NewFile(path, 1000, 1e-6)).Close()
 }
+
+// TestRedisSharedFrontier runs the documented crawl in two collectors at
+// once, each with its own client and storage on one Redis name: they share
+// the frontier, between them fetch every page once, and both have a share;
+// neither returns before the frontier is empty for both.
+func TestRedisSharedFrontier(t *testing.T) {
+	s := newSite(t, small)
+	srv := redistest.Start(t)
+	var wg sync.WaitGroup
+	var n [2]int
+	for i := range n {
+		client := srv.Client()
+		defer client.Close()
+		store := must(bloomstorage.NewRedis(context.Background(), client, "shared", capacity, fpRate))
+		defer store.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var err error
+			if n[i], err = resume(store, s.page(0), 0); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	checkOnce(t, s)
+	t.Logf("collector 1 fetched %d pages, collector 2 %d; the site served %d", n[0], n[1], s.total.Load())
+	if n[0]+n[1] != small || n[0] < small/10 || n[1] < small/10 {
+		t.Errorf("the collectors fetched %d and %d pages; want %d between them, each a share", n[0], n[1], small)
+	}
+}
