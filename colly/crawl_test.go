@@ -60,11 +60,18 @@ type site struct {
 
 // newSite starts a site of n[0] pages, or of pages without n.
 func newSite(t *testing.T, n ...int) *site {
-	s := &site{fetches: make([]int, pages)}
 	if len(n) > 0 {
-		s.fetches = make([]int, n[0])
+		return newHeldSite(t, n[0], nil)
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	return newHeldSite(t, pages, nil)
+}
+
+// newHeldSite starts a site of n pages whose hold is hold. The server
+// starts once the site is set up, so that its handlers see all of it.
+func newHeldSite(t *testing.T, n int, hold func(i, fetch int)) *site {
+	s := &site{fetches: make([]int, n), hold: hold}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Start()
 	t.Cleanup(s.Close)
 	return s
 }

@@ -109,15 +109,15 @@ func TestResumeMaxRequests(t *testing.T) {
 func TestResumeClose(t *testing.T) {
 	for _, k := range kinds(t) {
 		t.Run(k.name, func(t *testing.T) {
-			s := newSite(t, small)
 			store := k.open()
 			closed := make(chan error, 1)
 			var once sync.Once
-			s.hold = func(i, fetch int) {
-				if s.total.Load() >= small/3 {
+			var served atomic.Int64
+			s := newHeldSite(t, small, func(i, fetch int) {
+				if served.Add(1) >= small/3 {
 					once.Do(func() { go func() { closed <- store.Close() }() })
 				}
-			}
+			})
 			first, err := resume(store, s.page(0), 0)
 			if err != nil {
 				t.Fatal(err)
@@ -156,16 +156,15 @@ func carryOn(t *testing.T, k kind, s *site, first int) {
 func TestResumeKilled(t *testing.T) {
 	for _, k := range kinds(t) {
 		t.Run(k.name, func(t *testing.T) {
-			s := newSite(t, small)
 			const held = small / 2
 			arrived := make(chan struct{})
 			release := make(chan struct{})
-			s.hold = func(i, fetch int) {
+			s := newHeldSite(t, small, func(i, fetch int) {
 				if i == held && fetch == 1 {
 					close(arrived)
 					<-release // served after the kill, to nobody
 				}
-			}
+			})
 			defer close(release)
 			child := exec.Command(os.Args[0], "-test.run=^$")
 			child.Env = append(append(os.Environ(), "BLOOMSTORAGE_CHILD_URL="+s.page(0)), k.env...)
