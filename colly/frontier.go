@@ -3,6 +3,7 @@ package bloomstorage
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -303,6 +304,15 @@ func (r *run) work() {
 // make makes one taken entry; it returns only the errors that end the run.
 func (r *run) make(h any, e entry) error {
 	s, f := r.s, r.s.front
+	// Colly refuses a request deeper than MaxDepth before it marks it
+	// visited; so does Run, so that the page may still be made from a
+	// shallower link.
+	if r.c.MaxDepth > 0 {
+		var d struct{ Depth int }
+		if json.Unmarshal(e.request(), &d) == nil && d.Depth > r.c.MaxDepth {
+			return f.done(h)
+		}
+	}
 	if !e.redo() {
 		id := e.id()
 		mu := &s.stripes[id%uint64(len(s.stripes))]

@@ -332,3 +332,35 @@ func TestRedisSharedFrontier(t *testing.T) {
 		t.Errorf("the collectors fetched %d and %d pages; want %d between them, each a share", n[0], n[1], small)
 	}
 }
+
+// TestMaxDepth checks that Run refuses a request deeper than the
+// collector's MaxDepth as Colly does, before it is marked visited: the
+// same page added again at an allowed depth is made.
+func TestMaxDepth(t *testing.T) {
+	s := newSite(t, 1)
+	store := must(bloomstorage.NewMemory(100, 1e-6))
+	c := colly.NewCollector(colly.IgnoreRobotsTxt(), colly.MaxDepth(2))
+	if err := c.SetStorage(store); err != nil {
+		t.Fatal(err)
+	}
+	add := func(depth int) {
+		t.Helper()
+		if err := store.AddRequest(&colly.Request{URL: mustURL(s.page(0)), Method: "GET", Depth: depth}); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Run(c, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(3)
+	if n := s.total.Load(); n != 0 {
+		t.Fatalf("a request of depth 3 with MaxDepth 2 was made (%d requests)", n)
+	}
+	if v, _ := c.HasVisited(s.page(0)); v {
+		t.Fatal("a request refused for its depth was marked visited")
+	}
+	add(2)
+	if n := s.total.Load(); n != 1 {
+		t.Fatalf("the page added again at depth 2 was made %d times; want 1", n)
+	}
+}
