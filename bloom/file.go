@@ -149,16 +149,20 @@ func Create(path string, capacity uint64, fpRate float64) (*FileFilter, error) {
 // Errors of the temporary file name path, with op as their Op: the
 // temporary name means nothing to the caller.
 func writeTemp(op, path string, fill func(*os.File) error) (file *os.File, err error) {
+	named := path
+	if path, err = linkTarget(path); err != nil {
+		return nil, renamed(op, named, err)
+	}
 	tmp, err := createTemp(path)
 	if err != nil {
-		return nil, renamed(op, path, err)
+		return nil, renamed(op, named, err)
 	}
 	defer func() {
 		if err != nil {
 			tmp.Close()
 			os.Remove(tmp.Name())
 			if !errors.Is(err, ErrLocked) {
-				err = renamed(op, path, err)
+				err = renamed(op, named, err)
 			}
 		}
 	}()
@@ -177,6 +181,33 @@ func writeTemp(op, path string, fill func(*os.File) error) (file *os.File, err e
 		return nil, err
 	}
 	return replaceFile(tmp, path)
+}
+
+// maxLinks is how many symbolic links linkTarget follows, as Linux's
+// path resolution does (40) before it gives ELOOP.
+const maxLinks = 40
+
+// linkTarget returns the file that path names, following symbolic links
+// of its last element, so that a file reached through a link is replaced
+// where it lives and the link stays a link: the temporary file is made
+// beside the target, and renamed over it. A path that names nothing, or
+// a link to nothing, gives the name to create.
+func linkTarget(path string) (string, error) {
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return path, nil // what does not exist is made; other errors come from the write
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = to
+	}
+	return "", errors.New("bloom: too many levels of symbolic links")
 }
 
 // createTemp makes a new file beside path, named after it, as os.Create
@@ -219,7 +250,9 @@ func writeZeros(file *os.File, size int64) error {
 // renamed to path, unless another writer (a FileFilter, a FileLock) has
 // path open: then it returns an error wrapping ErrLocked and path is left
 // as it was. A crash at any moment leaves the old file or the new one,
-// whole, never a mix.
+// whole, never a mix. When path is a symbolic link (or a chain of them),
+// the file it names is replaced, where it lives, and the link stays a
+// link; so do Create and FileLock.Replace.
 func WriteFile(path string, w io.WriterTo) error {
 	file, err := writeTemp("write", path, func(file *os.File) error {
 		bw := bufio.NewWriterSize(file, 1<<20)
@@ -245,8 +278,14 @@ type FileLock struct {
 }
 
 // LockFile takes the writer lock of the existing file at path. It returns
-// an error wrapping ErrLocked when another writer has the file open.
+// an error wrapping ErrLocked when another writer has the file open. When
+// path is a symbolic link, the lock and Replace are the file's it names.
 func LockFile(path string) (*FileLock, error) {
+	target, err := linkTarget(path)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	path = target
 	file, err := openWriter(path, 0)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,8 @@ package bloom
 
 import (
 	"os"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -35,5 +37,57 @@ func TestCreateMode(t *testing.T) {
 	}
 	if mode := must(os.Stat(path)).Mode().Perm(); mode != 0o600 {
 		t.Errorf("replaced file: mode %o; want the old file's 600", mode)
+	}
+}
+
+// TestWriteThroughLinks checks that WriteFile, Create and FileLock.Replace
+// on a symbolic link replace the file it names, in its own directory, and
+// leave the link a link; a link to nothing makes its target; a loop of
+// links is an error that says so.
+func TestWriteThroughLinks(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "data", "f.bloom")
+	link := filepath.Join(dir, "f.bloom")
+	os.Mkdir(filepath.Dir(real), 0o755)
+	if err := os.Symlink("data/f.bloom", link); err != nil { // relative, to nothing yet
+		t.Fatal(err)
+	}
+	isLink := func(when string) {
+		t.Helper()
+		if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			t.Fatalf("%s: the link is gone (%v, %v)", when, fi.Mode(), err)
+		}
+	}
+	ff := must(Create(link, 100, 0.01))
+	ff.Add([]byte("a"))
+	ff.Close()
+	isLink("Create")
+	r := must(OpenReadOnly(real))
+	if !r.Has([]byte("a")) {
+		t.Fatal("Create through a link: the target lacks the key")
+	}
+	r.Close()
+	f := must(New(100, 0.01))
+	f.Add([]byte("b"))
+	if err := WriteFile(link, f); err != nil {
+		t.Fatal(err)
+	}
+	isLink("WriteFile")
+	l := must(LockFile(link))
+	c := must(NewCounting(100, 0.01))
+	c.Add([]byte("c"))
+	if err := l.Replace(c); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	isLink("FileLock.Replace")
+	if info := must(Inspect(must(os.ReadFile(real))[:HeaderSize], 1<<20)); info.Kind != "counting" {
+		t.Errorf("after Replace through a link, the target is a %s filter; want counting", info.Kind)
+	}
+
+	loop := filepath.Join(dir, "loop")
+	os.Symlink("loop", loop)
+	if err := WriteFile(loop, f); err == nil || !strings.Contains(err.Error(), "too many levels of symbolic links") {
+		t.Errorf("WriteFile on a loop of links: %v; want an error saying too many levels of links", err)
 	}
 }

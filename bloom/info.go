@@ -20,12 +20,30 @@ const HeaderSize = headerSize
 // Inspect reads the header at the start of an encoded filter and checks it
 // as the decoders do, with the bound maxBits, without reading the payload or
 // allocating. It lets a caller refuse an oversized or foreign input before
-// reading the rest; Size says how long the whole encoding must be.
+// reading the rest; Size says how long the whole encoding must be. A header
+// of a kind the format does not have is checked as Decode checks it, and
+// gets ErrKind.
 func Inspect(header []byte, maxBits uint64) (Info, error) {
+	kind := uint8(kindClassic)
+	if len(header) > 5 && header[5] >= kindClassic && header[5] <= kindBlocked {
+		kind = header[5]
+	}
+	return InspectKind(header, kind, maxBits)
+}
+
+// InspectKind is Inspect for the decoder of one kind, numbered as the
+// format numbers them (1 classic, 2 counting, 3 scalable, 4 window, 5
+// blocked; docs/format.md): the header is checked in the order that
+// kind's decoder checks it, so a header of another kind gets ErrKind after
+// the checks that come before the kind (magic, version, hash scheme,
+// flags), as the decoder gives it, and not the error its own kind's checks
+// would give. The npm module checks a record with it before it copies the
+// rest, so that it refuses what Go refuses with the same code.
+func InspectKind(header []byte, kind uint8, maxBits uint64) (Info, error) {
 	if len(header) < headerSize {
 		return Info{}, wrap(ErrCorrupt, "header shorter than 64 bytes")
 	}
-	h, err := decodeHeader(header, header[5], maxBits)
+	h, err := decodeHeader(header, kind, maxBits)
 	if err != nil {
 		return Info{}, err
 	}

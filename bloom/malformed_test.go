@@ -216,6 +216,28 @@ func generateMalformed() malformedFile {
 	filter("blocked m not whole blocks", "a split-block filter whose m is not a multiple of 256", "ERR_CORRUPT",
 		resealAll(edit(blocked, func(b []byte) { le.PutUint64(b[offM:], le.Uint64(b[offM:])-8) })))
 
+	// Found by TestMutations and js/test/mutations.test.js (issue #30): the
+	// npm module checked the outer length first, Go reads the record in
+	// order. Each is refused by what comes first in the record.
+	filter("trailing byte after a bad checksum", "a classic filter with a payload bit flipped, and one byte more: the checksum comes before the end", "ERR_CHECKSUM",
+		append(edit(classic, func(b []byte) { b[100] ^= 2 }), 0))
+	filter("trailing bytes after a bad count", "a counting filter whose count is 2^63 (checksum matching), and 8 bytes more: the header comes before the end", "ERR_CORRUPT",
+		append(resealAll(edit(counting, func(b []byte) { le.PutUint64(b[offCount:], 1<<63) })), make([]byte, 8)...))
+	filter("cut after a damaged generation", "a window whose first generation has a payload bit flipped, cut in its last generation: the first checksum comes before the end", "ERR_CHECKSUM",
+		edit(window, func(b []byte) { b[64+64+10] ^= 1 })[:len(window)-20])
+	filter("cut after a layer of hash scheme 9", "a scalable filter whose first layer has hash scheme 9 (checksums matching), cut in its last layer", "ERR_VERSION", func() []byte {
+		b := clone(scalable)
+		b[64+offHash] = 9
+		reseal(b, 64, 72+int(le.Uint64(b[64+offPayload:])))
+		return resealAll(b)[:len(b)-20]
+	}())
+	filter("kind 0 of a split-block filter", "a split-block filter whose kind byte is 0: an unknown kind, refused as such before its hash scheme or sizes are checked", "ERR_KIND",
+		edit(blocked, func(b []byte) { b[offKind] = 0 }))
+	filter("kind 7 with m 0", "an unknown kind whose m is 0: the kind comes first", "ERR_KIND",
+		edit(classic, func(b []byte) { b[offKind] = 7; le.PutUint64(b[offM:], 0) }))
+	filter("kind 7 over the bound", "an unknown kind of 2^21 bits against a bound of 2^20: the kind comes first", "ERR_KIND",
+		edit(classic, func(b []byte) { b[offKind] = 7; le.PutUint64(b[offM:], 1<<21) }))
+
 	sharded := func(name, about, code string, b []byte) { add(name, about, "sharded", code, b) }
 	s := 3
 	routerAt := 24 + 8*s
@@ -253,6 +275,19 @@ func generateMalformed() malformedFile {
 		le.PutUint64(b[firstShard+offCount:], 1<<63)
 		reseal(b, firstShard, int(le.Uint64(b[24:])))
 	}))
+	// A shard's record is read as a classic filter: one of another kind is
+	// ERR_KIND before that kind's own checks (issue #30).
+	shardOfKind := func(kind byte, edit func(b []byte)) []byte {
+		b := clone(container)
+		b[firstShard+offKind] = kind
+		if edit != nil {
+			edit(b[firstShard:])
+		}
+		return b
+	}
+	sharded("sharded blocked shard", "a shard whose kind byte says split-block, which has another hash scheme", "ERR_KIND", shardOfKind(5, nil))
+	sharded("sharded counting shard with k 0", "a shard whose kind byte says counting and whose k is 0", "ERR_KIND",
+		shardOfKind(2, func(b []byte) { le.PutUint32(b[offK:], 0) }))
 	sharded("sharded counting shard", "a counting filter where a classic shard belongs", "ERR_KIND", func() []byte {
 		n, _ := bloom.NewCounting(100, 0.01)
 		r := mustMarshal(n)

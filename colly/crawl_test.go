@@ -7,15 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
 	bloomstorage "github.com/edgebloom/edgebloom/colly"
@@ -40,7 +37,7 @@ const (
 // tree that reaches every page from page 0), its parent and page 0
 // (cycles), a far page (a cross link), and the first child again, once as
 // an absolute URL (duplicates).
-func links(i int) []int {
+func links(i, pages int) []int {
 	out := []int{(i - 1) / 2, 0, (i*7919 + 13) % pages}
 	for _, c := range []int{2*i + 1, 2*i + 2, 2*i + 1} {
 		if c < pages {
@@ -54,18 +51,33 @@ func links(i int) []int {
 type site struct {
 	*httptest.Server
 	mu      sync.Mutex
-	fetches [pages]int
+	fetches []int
 	total   atomic.Int64
+	// hold, when set, is called with a page's number before it is
+	// served, and the page is served when it returns.
+	hold func(i, fetch int)
 }
 
-func newSite(t *testing.T) *site {
-	s := &site{}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+// newSite starts a site of n[0] pages, or of pages without n.
+func newSite(t *testing.T, n ...int) *site {
+	if len(n) > 0 {
+		return newHeldSite(t, n[0], nil)
+	}
+	return newHeldSite(t, pages, nil)
+}
+
+// newHeldSite starts a site of n pages whose hold is hold. The server
+// starts once the site is set up, so that its handlers see all of it.
+func newHeldSite(t *testing.T, n int, hold func(i, fetch int)) *site {
+	s := &site{fetches: make([]int, n), hold: hold}
+	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	s.Start()
 	t.Cleanup(s.Close)
 	return s
 }
 
 func (s *site) serve(w http.ResponseWriter, r *http.Request) {
+	pages := len(s.fetches)
 	i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
 	if err != nil || i < 0 || i >= pages {
 		http.NotFound(w, r)
@@ -73,15 +85,19 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Lock()
 	s.fetches[i]++
+	fetch := s.fetches[i]
 	s.mu.Unlock()
 	s.total.Add(1)
+	if s.hold != nil {
+		s.hold(i, fetch)
+	}
 	// A cookie a page: the collector sends back what it was given.
 	http.SetCookie(w, &http.Cookie{Name: "last", Value: strconv.Itoa(i), Path: "/"})
 	w.Header().Set("Content-Type", "text/html")
 	var b strings.Builder
 	fmt.Fprintf(&b, "<html><body><h1>%d</h1>", i)
-	for j, l := range links(i) {
-		if j == len(links(i))-1 {
+	for j, l := range links(i, pages) {
+		if j == len(links(i, pages))-1 {
 			fmt.Fprintf(&b, `<a href="%s/p/%d">abs</a>`, s.URL, l)
 		} else {
 			fmt.Fprintf(&b, `<a href="/p/%d">%d</a>`, l, l)
@@ -152,8 +168,8 @@ func crawl(store storage.Storage, seeds ...string) (int, error) {
 func checkOnce(t *testing.T, s *site) {
 	t.Helper()
 	never, once, more := s.counts()
-	if never != 0 || more != 0 || once != pages {
-		t.Errorf("pages fetched never: %d, once: %d, more than once: %d; want all %d once", never, once, more, pages)
+	if never != 0 || more != 0 || once != len(s.fetches) {
+		t.Errorf("pages fetched never: %d, once: %d, more than once: %d; want all %d once", never, once, more, len(s.fetches))
 	}
 }
 
@@ -171,79 +187,6 @@ func TestMemoryCrawl(t *testing.T) {
 		t.Errorf("a second crawl on the same storage fetched %d pages; want 0", again)
 	}
 	checkOnce(t, s)
-}
-
-// TestFileCrawlResumed crawls half the site in a child process on a file
-// storage, kills it (SIGKILL, no Close), then resumes in this process from
-// the links of the pages the child fetched: no page is fetched twice, and
-// every page is fetched but the few the child had recorded and not yet
-// fetched when it died (at most its 8 requests in flight).
-func TestFileCrawlResumed(t *testing.T) {
-	s := newSite(t)
-	path := filepath.Join(t.TempDir(), "seen.bloom")
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "BLOOMSTORAGE_CHILD_URL="+s.page(0), "BLOOMSTORAGE_CHILD_FILE="+path)
-	out := &strings.Builder{}
-	child.Stdout, child.Stderr = out, out
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- child.Wait() }()
-	deadline := time.After(2 * time.Minute)
-	for s.total.Load() < pages/2 {
-		select {
-		case err := <-exited:
-			t.Fatalf("the child crawl ended (%v) after %d pages, before it was killed:\n%s", err, s.total.Load(), out)
-		case <-deadline:
-			t.Fatalf("the child crawl fetched %d pages in 2 minutes", s.total.Load())
-		case <-time.After(time.Millisecond):
-		}
-	}
-	child.Process.Kill()
-	<-exited
-	first := int(s.total.Load())
-
-	// The frontier the child had: every link of the pages it fetched.
-	var seeds []string
-	s.mu.Lock()
-	for i, n := range s.fetches {
-		if n > 0 {
-			for _, l := range links(i) {
-				seeds = append(seeds, s.page(l))
-			}
-		}
-	}
-	s.mu.Unlock()
-	store := must(bloomstorage.NewFile(path, capacity, fpRate))
-	defer store.Close()
-	if _, err := crawl(store, seeds...); err != nil {
-		t.Fatal(err)
-	}
-
-	never, once, more := s.counts()
-	t.Logf("child fetched %d pages before it was killed; after the resumed crawl: %d once, %d never, %d more than once", first, once, never, more)
-	if more != 0 {
-		t.Errorf("%d pages fetched more than once", more)
-	}
-	if first >= pages || first < pages/2 {
-		t.Errorf("the child fetched %d pages; the test meant to kill it half-way", first)
-	}
-	if never > 8 {
-		t.Errorf("%d pages never fetched; at most the child's 8 requests in flight may be lost", never)
-	}
-}
-
-// TestMain runs the crawl that TestFileCrawlResumed kills when the test
-// binary is started as its child.
-func TestMain(m *testing.M) {
-	if u := os.Getenv("BLOOMSTORAGE_CHILD_URL"); u != "" {
-		store := must(bloomstorage.NewFile(os.Getenv("BLOOMSTORAGE_CHILD_FILE"), capacity, fpRate))
-		_, err := crawl(store, u)
-		fmt.Println("the crawl ended before the parent killed it:", err)
-		os.Exit(1)
-	}
-	os.Exit(m.Run())
 }
 
 // TestRedisTwoCollectors runs two collectors, each with its own client and

@@ -9,11 +9,12 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// A crawl whose visited set is a file: stopped and started again, it
-// fetches nothing it fetched before. (Compiled, not run: it would reach
-// the internet.)
+// A crawl whose visited set and frontier are files: stopped (MaxRequests,
+// Stop, Close) or killed and started again, it fetches every page it had
+// not fetched, and none it had. (Compiled, not run: it would reach the
+// internet.)
 func Example() {
-	store, err := bloomstorage.NewFile("crawl.bloom", 10_000_000, 1e-6) // 34 MiB; opened again on the next run
+	store, err := bloomstorage.NewFile("crawl.bloom", 10_000_000, 1e-6) // 34 MiB, and crawl.bloom.frontier; opened again on the next run
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -24,13 +25,17 @@ func Example() {
 		log.Fatal(err)
 	}
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
-		e.Request.Visit(e.Attr("href")) // an error for a page already visited, by this run or an earlier one
+		store.AddURL(e.Request.AbsoluteURL(e.Attr("href"))) // ErrVisited for a page already visited, by this run or an earlier one
 	})
-	c.Visit("https://example.com/")
+	store.AddURL("https://example.com/")    // ErrVisited on a run that resumes
+	if err := store.Run(c, 8); err != nil { // 8 requests at a time until the frontier is empty
+		log.Fatal(err)
+	}
 }
 
-// Collectors on several machines share one visited set in Redis: of all of
-// them, one fetches each page.
+// Collectors on several machines share one visited set and one frontier
+// in Redis: of all of them, one fetches each page, and a collector killed
+// has its requests made by the others.
 func ExampleNewRedis() {
 	ctx := context.Background()
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
@@ -39,15 +44,23 @@ func ExampleNewRedis() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer store.Close()
 	c := colly.NewCollector()
 	if err := c.SetStorage(store); err != nil {
 		log.Fatal(err)
 	}
-	c.Visit("https://example.com/")
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		store.AddURL(e.Request.AbsoluteURL(e.Attr("href")))
+	})
+	store.AddURL("https://example.com/")
+	if err := store.Run(c, 8); err != nil {
+		log.Fatal(err)
+	}
 }
 
 // In memory, for one process: a SyncFilter, which the collector's
-// goroutines share without a lock.
+// goroutines share without a lock. Colly's own Visit works with every
+// storage; it has no frontier to resume.
 func ExampleNewMemory() {
 	store, err := bloomstorage.NewMemory(10_000_000, 1e-6)
 	if err != nil {

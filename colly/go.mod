@@ -9,6 +9,7 @@ require (
 	github.com/edgebloom/edgebloom v0.1.0
 	github.com/edgebloom/edgebloom/redisfilter v0.1.0
 	github.com/gocolly/colly/v2 v2.3.0
+	github.com/nlnwa/whatwg-url v0.6.2
 	github.com/redis/go-redis/v9 v9.22.0
 )
 
@@ -24,7 +25,6 @@ require (
 	github.com/golang/groupcache v0.0.0-20241129210726-2c02b8208cf8 // indirect
 	github.com/golang/protobuf v1.5.4 // indirect
 	github.com/kennygrant/sanitize v1.2.4 // indirect
-	github.com/nlnwa/whatwg-url v0.6.2 // indirect
 	github.com/saintfish/chardet v0.0.0-20230101081208-5e3ef4b5456d // indirect
 	github.com/temoto/robotstxt v1.1.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect

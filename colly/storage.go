@@ -1,14 +1,39 @@
 // Package bloomstorage is a Colly storage (github.com/gocolly/colly/v2,
 // storage.Storage) whose set of visited requests is an edgebloom Bloom
 // filter: a few bits a request instead of a map entry, kept in memory
-// (NewMemory), in a file that a crawl stopped and started again reads back
-// (NewFile), or in Redis, shared by collectors on several machines
-// (NewRedis).
+// (NewMemory), in a file (NewFile), or in Redis, shared by collectors on
+// several machines (NewRedis). Beside the visited set, each storage keeps
+// a frontier, the requests found and not yet made, in the same place: a
+// crawl stopped or killed and started again with the same code carries on
+// where it was.
 //
 //	store, err := bloomstorage.NewFile("crawl.bloom", 10_000_000, 1e-6)
+//	defer store.Close()
 //	c := colly.NewCollector()
 //	err = c.SetStorage(store)
-//	defer store.Close()
+//	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+//		store.AddURL(e.Request.AbsoluteURL(e.Attr("href")))
+//	})
+//	store.AddURL("https://example.com/") // ErrVisited when resumed
+//	err = store.Run(c, 8)
+//
+// # Resuming
+//
+// AddURL and AddRequest put a request in the frontier, unless it was
+// visited; Run makes the frontier's requests, threads at a time, until
+// none is left. A file storage keeps its frontier in a log beside the
+// filter (path + ".frontier"), a Redis storage in a list beside the
+// filter's keys. A crawl stopped by the collector's MaxRequests, by Stop
+// or by Close leaves the requests it did not make in the frontier; one
+// killed (SIGKILL) leaves those too, and the ones it was making: the next
+// Run makes each of them once, those being made at the kill again (their
+// responses were never handled). On Redis, a killed collector's requests
+// come back once its lease (RedisLease) runs out; Run waits for them, and
+// for other collectors that run the same frontier, before it returns.
+//
+// Colly counts a request Run reads from the frontier as one of its
+// MaxRequests and its fetch as another, as it does for its own queue: a
+// collector with MaxRequests 1000 makes about 500.
 //
 // # Visited at most once
 //
@@ -64,7 +89,12 @@ type seen interface {
 // A Storage is a colly storage.Storage backed by an edgebloom filter. It
 // is safe for concurrent use, as Colly's asynchronous collectors need.
 type Storage struct {
-	seen seen
+	seen  seen
+	front frontier
+
+	runMu   sync.Mutex
+	running *run // the Run under way
+	closed  bool
 	// stripes serialize the Visited calls of one request ID: the atomic
 	// ORs of a SyncFilter or FileFilter tell each caller whether it set a
 	// bit, and of two goroutines adding one key at once, each may set some
@@ -86,18 +116,20 @@ func NewMemory(capacity uint64, fpRate float64) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{seen: memory{f}}, nil
+	return &Storage{seen: memory{f}, front: newMemoryFrontier()}, nil
 }
 
 // NewFile returns a storage whose visited set is the file-backed filter
-// (bloom.FileFilter) at path: it opens the file when it exists, so a crawl
-// started again skips what an earlier run visited (its size is then the
-// file's, and capacity and fpRate are not used), and creates it sized for
-// capacity requests at fpRate otherwise. The file stays locked until
-// Close; a second storage on it, in this process or another, gets an
-// error wrapping bloom.ErrLocked. A run killed without Close loses no
-// visit on Linux and the BSDs, where the file is mapped (see
-// bloom.FileFilter).
+// (bloom.FileFilter) at path and whose frontier is a log at path +
+// ".frontier": it opens the files when they exist, so a crawl started
+// again skips what an earlier run visited and makes what it left (the
+// filter's size is then the file's, and capacity and fpRate are not
+// used), and creates them, the filter sized for capacity requests at
+// fpRate, otherwise. The filter stays locked until Close; a second storage
+// on it, in this process or another, gets an error wrapping
+// bloom.ErrLocked. A run killed without Close loses no visit on Linux and
+// the BSDs, where the file is mapped (see bloom.FileFilter), and no
+// request of the frontier (see the package documentation).
 func NewFile(path string, capacity uint64, fpRate float64) (*Storage, error) {
 	f, err := bloom.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -106,22 +138,32 @@ func NewFile(path string, capacity uint64, fpRate float64) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{seen: file{f}}, nil
+	front, err := openFileFrontier(path + ".frontier")
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Storage{seen: file{f}, front: front}, nil
 }
 
 // NewRedis returns a storage whose visited set is the Redis filter called
 // name (package redisfilter), made for capacity requests at fpRate when it
-// does not exist yet: collectors on several machines that use the same
-// Redis and name share one visited set, and none fetches a request
-// another fetched. Every call to Redis is made with ctx; the client stays
-// the caller's to close. Colly's storage calls cannot return an error
-// from Cookies, and IsVisited and Visited return Redis's errors.
+// does not exist yet, and whose frontier is a list beside it: collectors
+// on several machines that use the same Redis and name share one visited
+// set and one frontier, and none fetches a request another fetched. Every
+// call to Redis is made with ctx; the client stays the caller's to close.
+// Colly's storage calls cannot return an error from Cookies, and
+// IsVisited and Visited return Redis's errors.
 func NewRedis(ctx context.Context, client redis.UniversalClient, name string, capacity uint64, fpRate float64) (*Storage, error) {
 	f, err := redisfilter.New(ctx, client, name, capacity, fpRate)
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{seen: shared{ctx, f}}, nil
+	front, err := newRedisFrontier(ctx, client, name)
+	if err != nil {
+		return nil, err
+	}
+	return &Storage{seen: shared{ctx, f}, front: front}, nil
 }
 
 // Init makes the cookie jar. Colly's SetStorage calls it.
@@ -185,10 +227,26 @@ func (s *Storage) cookieJar() *cookiejar.Jar {
 	return s.jar
 }
 
-// Close makes a file storage's visits durable and unlocks the file. For
-// the memory and Redis storages it does nothing; the Redis client is the
-// caller's to close.
-func (s *Storage) Close() error { return s.seen.close() }
+// Close stops Run, waits until it has returned (so Close must not be
+// called from Colly's callbacks: call Stop there), and closes the storage:
+// a file storage's visits and frontier are made durable and the files
+// unlocked; a Redis storage's taken requests go back to the shared
+// frontier. The Redis client is the caller's to close.
+func (s *Storage) Close() error {
+	s.runMu.Lock()
+	if s.closed {
+		s.runMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	r := s.running
+	s.runMu.Unlock()
+	if r != nil {
+		r.stop(nil)
+		<-r.end
+	}
+	return errors.Join(s.front.close(), s.seen.close())
+}
 
 type memory struct{ f *bloom.SyncFilter }
 

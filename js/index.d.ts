@@ -436,7 +436,7 @@ export class BlockedBloomFilter {
  */
 export class ShardedBloomFilter {
   /**
-   * Loads a sharded container; maxBits bounds all shards together.
+   * Loads a sharded container; maxBits bounds each shard (as Go's snapshot.LoadSharded does).
    * @throws {Error} with code ERR_TRUNCATED, ERR_CORRUPT, ERR_VERSION, ERR_NOT_FILTER,
    *   ERR_CHECKSUM or ERR_TOO_LARGE.
    */

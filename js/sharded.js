@@ -74,11 +74,11 @@ export class ShardedBloomFilter {
 
   /**
    * Loads a sharded container. Lengths are checked against the input before
-   * any shard is loaded, and maxBits bounds all shards together.
+   * any shard is loaded, and maxBits bounds each shard, as in Go's
+   * snapshot.LoadSharded.
    */
   static fromBytes(input, opts) {
     const { bytes, maxBits } = loadArgs(input, opts);
-    let budget = maxBits;
     if (bytes.length < FIXED) throw fail('ERR_TRUNCATED', 'truncated sharded container');
     if (!isSharded(bytes)) throw fail('ERR_NOT_FILTER', 'not a sharded container');
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -111,10 +111,14 @@ export class ShardedBloomFilter {
     try {
       let off = FIXED + 8 * s;
       for (const n of lengths) {
-        const f = BloomFilter.fromBytes(bytes.subarray(off, off + n), { maxBits: Math.max(1, budget) });
+        // As Go's snapshot.LoadSharded: the router is bounded by s, each
+        // shard by maxBits (a container of s shards may hold s·maxBits bits).
+        const f = BloomFilter.fromBytes(bytes.subarray(off, off + n), { maxBits: loaded.length ? maxBits : s });
         loaded.push(f);
-        if (loaded.length > 1) budget -= f.bits;
-        else if (dv.getBigUint64(at + 8, true) !== ROUTE_SEED || f.bits !== s || f.hashes !== 1 || f.setBits !== 0) {
+        if (
+          loaded.length === 1 &&
+          (dv.getBigUint64(at + 8, true) !== ROUTE_SEED || f.bits !== s || f.hashes !== 1 || f.setBits !== 0)
+        ) {
           throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
         }
         off += n;

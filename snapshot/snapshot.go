@@ -143,7 +143,7 @@ func Load(data []byte, maxBits uint64) (Set, error) {
 		return nil, err
 	}
 	if r.Len() != 0 {
-		return nil, fmt.Errorf("snapshot: %d bytes after the filter", r.Len())
+		return nil, formatError(bloom.ErrCorrupt, "%d bytes after the filter", r.Len())
 	}
 	return f, nil
 }

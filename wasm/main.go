@@ -194,7 +194,7 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 		output = nil
 		return 0
 	case abi.OpInspect:
-		return inspect(uint32(a), x)
+		return inspect(b, x)
 	case abi.OpDecode:
 		return decode(uint32(a), x)
 	case abi.OpLive:
@@ -471,21 +471,16 @@ func encode(f filter) int32 {
 	return int32(len(output))
 }
 
-// inspect checks the header at scratch[0:64] against the whole input length
-// n and the bound, before the caller copies the rest in, and returns the
-// kind.
-func inspect(n uint32, bound float64) int32 {
-	if n < bloom.HeaderSize || len(scratch) < bloom.HeaderSize {
-		return fail(abi.ErrTruncated, "bloom: truncated filter")
-	}
-	info, err := bloom.Inspect(scratch[:bloom.HeaderSize], uint64(min(bound, maxBits)))
-	switch {
-	case err != nil:
+// inspect checks the header at scratch[0:64] and the bound before the
+// caller copies the rest in, as the decoder of kind want (1 to 5; JS
+// passes the header's own kind, or classic for a kind the format does not
+// have, when any kind will do) checks it. The input's length is not
+// checked here: decode reads the record in order, as Go's decoders do, so
+// a record cut short or damaged gets the code Go gives it, and JS refuses
+// bytes after a whole record.
+func inspect(want int32, bound float64) int32 {
+	if _, err := bloom.InspectKind(scratch, uint8(want), uint64(min(bound, maxBits))); err != nil {
 		return failErr(err)
-	case info.Size > uint64(n):
-		return fail(abi.ErrTruncated, "bloom: truncated filter")
-	case info.Size < uint64(n):
-		return fail(abi.ErrCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
 	}
 	return int32(scratch[5])
 }

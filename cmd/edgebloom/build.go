@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -181,7 +182,11 @@ func newOutput(e *env, n uint64, p float64, kind string, window int, path string
 	}
 	return ff, ff.NumHashes(), func(ok bool) error {
 		if !ok {
-			os.Remove(path) // a partial filter would pass for a whole one; removed under the lock
+			// A partial filter would pass for a whole one: removed under the
+			// lock, where Create made it (path may be a link to it).
+			if real, err := filepath.EvalSymlinks(path); err == nil {
+				os.Remove(real)
+			}
 			ff.Close()
 			return nil
 		}

@@ -48,7 +48,8 @@ dropped, ...) so that two spellings of one URL are one key.
 Commands that write a filter file (build, add, merge, rotate, pull) hold
 its writer lock, the one package bloom's FileFilter holds, and write a new
 file beside it that replaces it by rename: while one runs, the others
-refuse the file (exit 2), and readers see the old file or the new one.
+refuse the file (exit 2), and readers see the old file or the new one. A
+FILE that is a symbolic link is replaced where it points; the link stays.
 
 Inputs and keys are read from stdin when none are given ("-" is stdin too);
 gzip-compressed input is recognized by its first bytes. Exit status: 0 on

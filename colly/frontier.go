@@ -1,0 +1,349 @@
+package bloomstorage
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+	whatwgURL "github.com/nlnwa/whatwg-url/url"
+)
+
+// An entry is one request of the frontier as it is stored: a state byte,
+// the request's Colly ID (8 bytes, little-endian: the key of the visited
+// set) and the request as colly.Request.Marshal writes it.
+//
+// The state is stateNew for a request not yet tested against the visited
+// set, and stateRedo for one that a run added to the visited set and did
+// not finish: the next run makes it without testing it again.
+type entry []byte
+
+const (
+	stateNew  = 'n'
+	stateRedo = 'r'
+	entryHead = 9
+)
+
+func newEntry(id uint64, req []byte) entry {
+	e := make(entry, entryHead, entryHead+len(req))
+	e[0] = stateNew
+	binary.LittleEndian.PutUint64(e[1:], id)
+	return append(e, req...)
+}
+
+func (e entry) valid() bool {
+	return len(e) > entryHead && (e[0] == stateNew || e[0] == stateRedo)
+}
+func (e entry) redo() bool      { return e[0] == stateRedo }
+func (e entry) id() uint64      { return binary.LittleEndian.Uint64(e[1:]) }
+func (e entry) request() []byte { return e[entryHead:] }
+
+// A frontier is the persisted list of requests not yet made. Entries taken
+// and not done stay in it: a run that ends or dies puts them back for the
+// next one.
+type frontier interface {
+	// push appends entries.
+	push(es []entry) error
+	// take returns the next entry and a handle of it, or ok false when
+	// no entry is waiting.
+	take() (h any, e entry, ok bool, err error)
+	// redo marks a taken entry as added to the visited set, before it is.
+	redo(h any) error
+	// done removes a taken entry: it was made, or need not be.
+	done(h any) error
+	// release puts the entries this run took and did not finish back at
+	// the head, in their states.
+	release() error
+	// size is the number of entries waiting, taken ones not counted.
+	size() (int, error)
+	// busy reports whether there may be more to take: another process
+	// holds taken entries of a shared frontier (it may push more), or
+	// busy put back those of processes that died.
+	busy() (bool, error)
+	close() error
+}
+
+// ErrRunning is returned by Run when the storage's frontier is already
+// being run.
+var ErrRunning = errors.New("bloomstorage: Run called while the frontier runs")
+
+// ErrClosed is returned by the frontier's methods after Close.
+var ErrClosed = errors.New("bloomstorage: storage closed")
+
+var urlParser = whatwgURL.NewParser(whatwgURL.WithPercentEncodeSinglePercentSign())
+
+// requestID is Colly's ID of a request (its requestHash, unexported in
+// colly v2.3.0): FNV-1a of the URL as the WHATWG parser writes it, then
+// of the body. The visited set holds these IDs, so that Colly's own
+// checks (Request.Visit, Collector.HasVisited) and the frontier's agree;
+// TestRequestID checks the two against each other.
+func requestID(u string, body []byte) uint64 {
+	if p, err := urlParser.Parse(u); err == nil {
+		u = p.String()
+	}
+	h := fnv.New64a()
+	h.Write([]byte(u))
+	h.Write(body)
+	return h.Sum64()
+}
+
+// AddURL adds a GET request of rawURL to the frontier, unless it was
+// visited already: then it returns an error wrapping ErrVisited. The
+// frontier is persisted with the visited set (see Run).
+func (s *Storage) AddURL(rawURL string) error {
+	p, err := urlParser.Parse(rawURL)
+	if err != nil {
+		return fmt.Errorf("bloomstorage: %w", err)
+	}
+	u, err := url.Parse(p.Href(false))
+	if err != nil {
+		return fmt.Errorf("bloomstorage: %w", err)
+	}
+	return s.AddRequest(&colly.Request{URL: u, Method: "GET"})
+}
+
+// AddRequest adds r (its method, URL, body, headers, depth and context,
+// as r.Marshal keeps them) to the frontier, unless it was visited
+// already: then it returns an error wrapping ErrVisited.
+func (s *Storage) AddRequest(r *colly.Request) error {
+	if r.URL == nil {
+		return errors.New("bloomstorage: AddRequest: a request without a URL")
+	}
+	var body []byte
+	if r.Body != nil {
+		b := new(bytes.Buffer)
+		if _, err := b.ReadFrom(r.Body); err != nil {
+			return err
+		}
+		body = b.Bytes()
+		r.Body = bytes.NewReader(body)
+	}
+	req, err := r.Marshal()
+	if err != nil {
+		return err
+	}
+	if r.Body != nil {
+		r.Body = bytes.NewReader(body)
+	}
+	id := requestID(r.URL.String(), body)
+	if v, err := s.seen.has(key(id)); err != nil {
+		return err
+	} else if v {
+		return fmt.Errorf("%w (%s)", ErrVisited, r.URL)
+	}
+	return s.front.push([]entry{newEntry(id, req)})
+}
+
+// QueueSize returns the number of requests waiting in the frontier; those
+// being made are not counted.
+func (s *Storage) QueueSize() (int, error) { return s.front.size() }
+
+// Run makes the frontier's requests with c, threads at a time, until none
+// is left, c refuses one for its MaxRequests, or Stop or Close is called.
+// Links that c's callbacks pass to AddURL or AddRequest join the
+// frontier; Run returns once every request it started has finished.
+//
+// Run makes each request once: it tests and adds its ID to the visited
+// set as Visited does, marks it in the frontier as added, makes it
+// (colly.Request.Retry, as Colly's own check was done), and removes it
+// from the frontier when Colly returns. A request that Colly refused for
+// its MaxRequests, and one being made when the process was killed, stay
+// in the frontier marked, and the next Run makes them without testing
+// the visited set. c must not be asynchronous (colly.Async): Run needs
+// each request to be finished when Colly returns it.
+func (s *Storage) Run(c *colly.Collector, threads int) error {
+	if c.Async {
+		return errors.New("bloomstorage: Run needs a collector that is not asynchronous (colly.Async(false)); Run makes threads requests at a time")
+	}
+	if threads < 1 {
+		threads = 1
+	}
+	s.runMu.Lock()
+	if s.running != nil {
+		s.runMu.Unlock()
+		return ErrRunning
+	}
+	if s.closed {
+		s.runMu.Unlock()
+		return ErrClosed
+	}
+	r := &run{s: s, c: c, end: make(chan struct{})}
+	r.cond = sync.NewCond(&r.mu)
+	s.running = r
+	s.runMu.Unlock()
+
+	var wg sync.WaitGroup
+	for range threads {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work()
+		}()
+	}
+	// A shared frontier may be given work by other processes while this
+	// one has none: look again at this pace.
+	tick := time.NewTicker(50 * time.Millisecond)
+	stopTick := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-tick.C:
+				r.cond.Broadcast()
+			case <-stopTick:
+				return
+			}
+		}
+	}()
+	wg.Wait()
+	tick.Stop()
+	close(stopTick)
+	err := s.front.release()
+	r.mu.Lock()
+	if r.err != nil {
+		err = r.err
+	}
+	r.mu.Unlock()
+
+	s.runMu.Lock()
+	s.running = nil
+	s.runMu.Unlock()
+	close(r.end)
+	return err
+}
+
+// Stop makes Run take no more requests: it returns once those it is
+// making have finished. The frontier keeps the rest for the next Run.
+// Stop may be called from Colly's callbacks.
+func (s *Storage) Stop() {
+	s.runMu.Lock()
+	r := s.running
+	s.runMu.Unlock()
+	if r != nil {
+		r.stop(nil)
+	}
+}
+
+// A run is one call of Run.
+type run struct {
+	s    *Storage
+	c    *colly.Collector
+	mu   sync.Mutex
+	cond *sync.Cond
+	// active counts the requests being made; stopped ends the workers.
+	active  int
+	stopped bool
+	err     error
+	end     chan struct{} // closed when Run returns
+}
+
+func (r *run) stop(err error) {
+	r.mu.Lock()
+	r.stopped = true
+	if r.err == nil {
+		r.err = err
+	}
+	r.mu.Unlock()
+	r.cond.Broadcast()
+}
+
+// next takes the next entry, waiting while other workers (or, on a
+// shared frontier, other processes) may still add some.
+func (r *run) next() (any, entry, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for !r.stopped {
+		h, e, ok, err := r.s.front.take()
+		if err != nil {
+			r.stopped, r.err = true, err
+			break
+		}
+		if ok {
+			r.active++
+			return h, e, true
+		}
+		if r.active == 0 {
+			busy, err := r.s.front.busy()
+			if err != nil {
+				r.stopped, r.err = true, err
+				break
+			}
+			if !busy {
+				r.stopped = true // nothing left anywhere
+				break
+			}
+		}
+		r.cond.Wait()
+	}
+	r.cond.Broadcast()
+	return nil, nil, false
+}
+
+func (r *run) work() {
+	for {
+		h, e, ok := r.next()
+		if !ok {
+			return
+		}
+		err := r.make(h, e)
+		r.mu.Lock()
+		r.active--
+		r.mu.Unlock()
+		r.cond.Broadcast()
+		if err != nil {
+			r.stop(err)
+		}
+	}
+}
+
+// make makes one taken entry; it returns only the errors that end the run.
+func (r *run) make(h any, e entry) error {
+	s, f := r.s, r.s.front
+	// Colly refuses a request deeper than MaxDepth before it marks it
+	// visited; so does Run, so that the page may still be made from a
+	// shallower link.
+	if r.c.MaxDepth > 0 {
+		var d struct{ Depth int }
+		if json.Unmarshal(e.request(), &d) == nil && d.Depth > r.c.MaxDepth {
+			return f.done(h)
+		}
+	}
+	if !e.redo() {
+		id := e.id()
+		mu := &s.stripes[id%uint64(len(s.stripes))]
+		mu.Lock()
+		visited, err := s.seen.has(key(id))
+		if err == nil && !visited {
+			// Marked first: killed between the two, the next run makes
+			// the request, which nobody else did. The add tests again: a
+			// collector in another process may have added it since has.
+			if err = f.redo(h); err == nil {
+				var fresh bool
+				fresh, err = s.seen.add(key(id))
+				visited = !fresh
+			}
+		}
+		mu.Unlock()
+		if err != nil {
+			return err
+		}
+		if visited {
+			return f.done(h)
+		}
+	}
+	req, err := r.c.UnmarshalRequest(e.request())
+	if err != nil {
+		// Not a request Colly can read: it will never be made.
+		return f.done(h)
+	}
+	if err := req.Retry(); errors.Is(err, colly.ErrMaxRequests) {
+		r.stop(nil) // the entry stays, marked, for the next run
+		return nil
+	}
+	return f.done(h)
+}

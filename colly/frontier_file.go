@@ -1,0 +1,301 @@
+package bloomstorage
+
+import (
+	"bufio"
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+)
+
+// A listFrontier keeps the frontier in memory and, when it has a file,
+// logs every change to it with one write(2) a call, so that a process
+// killed at any point (SIGKILL included) leaves a log that replays to the
+// frontier as it was: the kernel keeps what was written. Power loss may
+// lose the last writes, as it may the filter's; Close syncs both.
+//
+// The log starts with frontierMagic, then holds records of three kinds:
+//
+//	'A' uvarint(n) entry[n]   an entry joins the frontier (its number is
+//	                          the count of 'A' records before it)
+//	'R' uvarint(number)       the entry is marked redo (see entry)
+//	'D' uvarint(number)       the entry is done and leaves the frontier
+//
+// Opening replays the log and writes it again with only the live entries
+// (compaction), as does a run whose log has grown four times larger than
+// its live entries.
+type listFrontier struct {
+	mu      sync.Mutex
+	path    string   // "" in memory
+	f       *os.File // the log, open for appending
+	waiting []*item  // in order; waiting[head:] are live
+	head    int
+	taken   map[*item]struct{}
+	next    uint64 // the number the next 'A' record gets
+	records int    // records in the log
+	closed  bool
+}
+
+type item struct {
+	e   entry
+	num uint64
+}
+
+const frontierMagic = "edgebloom colly frontier 1\n"
+
+func newMemoryFrontier() *listFrontier {
+	return &listFrontier{taken: map[*item]struct{}{}}
+}
+
+// openFileFrontier opens the log at path, or starts an empty one.
+func openFileFrontier(path string) (*listFrontier, error) {
+	l := newMemoryFrontier()
+	l.path = path
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if err == nil {
+		if err := l.replay(data); err != nil {
+			return nil, fmt.Errorf("bloomstorage: frontier %s: %w", path, err)
+		}
+	}
+	if err := l.compact(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// replay rebuilds the frontier from a log. A record cut short at the end
+// (a write torn by a crash) is dropped: it was never acknowledged.
+func (l *listFrontier) replay(data []byte) error {
+	if !bytes.HasPrefix(data, []byte(frontierMagic)) {
+		return errors.New("not a frontier log (its first line is not \"edgebloom colly frontier 1\")")
+	}
+	r := bytes.NewReader(data[len(frontierMagic):])
+	byNum := map[uint64]*item{}
+	var order []*item
+	for {
+		op, err := r.ReadByte()
+		if err == io.EOF {
+			break
+		}
+		n, err := binary.ReadUvarint(r)
+		if err != nil {
+			break // torn
+		}
+		switch op {
+		case 'A':
+			if n > uint64(r.Len()) {
+				return l.tail(order, byNum)
+			}
+			e := make(entry, n)
+			r.Read(e)
+			if !e.valid() {
+				return fmt.Errorf("entry %d is not an entry", l.next)
+			}
+			it := &item{e: e, num: l.next}
+			byNum[l.next] = it
+			order = append(order, it)
+			l.next++
+		case 'R', 'D':
+			it, ok := byNum[n]
+			if !ok {
+				return fmt.Errorf("record %q names entry %d, which is not live", op, n)
+			}
+			if op == 'R' {
+				it.e[0] = stateRedo
+			} else {
+				delete(byNum, n)
+			}
+		default:
+			return fmt.Errorf("unknown record %q", op)
+		}
+	}
+	return l.tail(order, byNum)
+}
+
+// tail puts the live entries in the frontier: those marked redo first
+// (they were being made), then the rest in order.
+func (l *listFrontier) tail(order []*item, live map[uint64]*item) error {
+	for _, redo := range []bool{true, false} {
+		for _, it := range order {
+			if _, ok := live[it.num]; ok && it.e.redo() == redo {
+				l.waiting = append(l.waiting, it)
+			}
+		}
+	}
+	return nil
+}
+
+// compact writes the live entries, taken ones first, to a new log and
+// renames it over the old one. l.mu is held or l is not shared yet.
+func (l *listFrontier) compact() error {
+	if l.path == "" {
+		return nil
+	}
+	live := make([]*item, 0, len(l.taken)+len(l.waiting)-l.head)
+	for it := range l.taken {
+		live = append(live, it)
+	}
+	live = append(live, l.waiting[l.head:]...)
+	tmp, err := os.CreateTemp(filepath.Dir(l.path), filepath.Base(l.path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // after the rename, a no-op
+	w := bufio.NewWriter(tmp)
+	w.WriteString(frontierMagic)
+	for i, it := range live {
+		it.num = uint64(i)
+		w.Write(appendRecord(nil, 'A', it.e))
+		if it.e.redo() {
+			w.Write(appendRecord(nil, 'R', nil, it.num))
+		}
+	}
+	err = w.Flush()
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), l.path)
+	}
+	if err != nil {
+		tmp.Close()
+		return fmt.Errorf("bloomstorage: frontier: %w", err)
+	}
+	if l.f != nil {
+		l.f.Close()
+	}
+	l.f = tmp // open for writing, at its end, now named l.path
+	l.next = uint64(len(live))
+	l.records = len(live)
+	l.waiting = append([]*item(nil), l.waiting[l.head:]...)
+	l.head = 0
+	return nil
+}
+
+func appendRecord(b []byte, op byte, e entry, num ...uint64) []byte {
+	b = append(b, op)
+	if op == 'A' {
+		b = binary.AppendUvarint(b, uint64(len(e)))
+		return append(b, e...)
+	}
+	return binary.AppendUvarint(b, num[0])
+}
+
+// log writes records to the log in one call. l.mu is held.
+func (l *listFrontier) log(b []byte, n int) error {
+	if l.closed {
+		return ErrClosed
+	}
+	if l.f == nil {
+		return nil
+	}
+	if _, err := l.f.Write(b); err != nil {
+		return fmt.Errorf("bloomstorage: frontier: %w", err)
+	}
+	l.records += n
+	if live := len(l.taken) + len(l.waiting) - l.head; l.records > 4*live+4096 {
+		return l.compact()
+	}
+	return nil
+}
+
+func (l *listFrontier) push(es []entry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var b []byte
+	for _, e := range es {
+		b = appendRecord(b, 'A', e)
+	}
+	if l.closed {
+		return ErrClosed
+	}
+	for _, e := range es {
+		l.waiting = append(l.waiting, &item{e: e, num: l.next})
+		l.next++
+	}
+	return l.log(b, len(es))
+}
+
+func (l *listFrontier) take() (any, entry, bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, nil, false, ErrClosed
+	}
+	if l.head == len(l.waiting) {
+		return nil, nil, false, nil
+	}
+	it := l.waiting[l.head]
+	l.waiting[l.head] = nil
+	l.head++
+	if l.head > 1024 && l.head*2 > len(l.waiting) {
+		l.waiting = append([]*item(nil), l.waiting[l.head:]...)
+		l.head = 0
+	}
+	l.taken[it] = struct{}{}
+	return it, it.e, true, nil
+}
+
+func (l *listFrontier) redo(h any) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	it := h.(*item)
+	it.e[0] = stateRedo
+	return l.log(appendRecord(nil, 'R', nil, it.num), 1)
+}
+
+func (l *listFrontier) done(h any) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	it := h.(*item)
+	delete(l.taken, it)
+	return l.log(appendRecord(nil, 'D', nil, it.num), 1)
+}
+
+func (l *listFrontier) release() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	back := make([]*item, 0, len(l.taken))
+	for it := range l.taken {
+		back = append(back, it)
+	}
+	// In their order: the frontier's numbers grow with it.
+	slices.SortFunc(back, func(a, b *item) int { return cmp.Compare(a.num, b.num) })
+	clear(l.taken)
+	l.waiting = append(back, l.waiting[l.head:]...)
+	l.head = 0
+	return nil
+}
+
+func (l *listFrontier) size() (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.waiting) - l.head, nil
+}
+
+func (l *listFrontier) busy() (bool, error) { return false, nil }
+
+func (l *listFrontier) close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	err := l.compact()
+	l.closed = true
+	if l.f != nil {
+		if cerr := l.f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}
