@@ -165,15 +165,23 @@ function slots(e, stride) {
   return s;
 }
 
-// stringBatch adds (add 1) or tests (add 0) the strings keys[i:j], none
-// longer than PIECE, a group at a time (see GROUP), and sets results[i:j].
-function stringBatch(e, add, h, keys, i, j, results) {
+// stringBatch adds (add 1) or tests (add 0) the strings from keys[i] to
+// the next key that is not a string or is longer than PIECE, a group at a
+// time (see GROUP), sets their results and returns where it stopped. A
+// group's keys are found as it goes (not the whole run first, which on a
+// large array would read every key once more from memory).
+function stringBatch(e, add, h, keys, i, results) {
   let joined = true;
-  for (let g = i; g < j; g += GROUP) {
-    const stop = Math.min(g + GROUP, j);
-    const count = stop - g;
+  let stop = i;
+  for (let g = i; ; g = stop) {
     let longest = 0;
-    for (let k = g; k < stop; k++) if (keys[k].length > longest) longest = keys[k].length;
+    for (const last = Math.min(g + GROUP, keys.length); stop < last; stop++) {
+      const key = keys[stop];
+      if (typeof key !== 'string' || key.length > PIECE) break;
+      if (key.length > longest) longest = key.length;
+    }
+    const count = stop - g;
+    if (count === 0) break;
     if (3 * longest > MAX_STRIDE) {
       for (let k = g; k < stop; k++) {
         const status = keyCall(e, add, h, 0, putKey(e, keys[k]));
@@ -209,6 +217,7 @@ function stringBatch(e, add, h, keys, i, j, results) {
     const res = mem(e);
     for (let k = g; k < stop; k++) results[k] = res[s.at + k - g] === 1;
   }
+  return stop;
 }
 
 // bytesBatch adds or tests keys[i:j], of any key type, written one by one.
@@ -240,24 +249,30 @@ export function checkKeys(keys) {
   if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
-    if (typeof key !== 'string' && !(key instanceof Uint8Array)) {
-      const got = key === null ? 'null' : typeof key;
-      throw new TypeError(`edgebloom: keys[${i}] must be a string or a Uint8Array, got ${got}; nothing was added`);
-    }
+    if (typeof key !== 'string' && !(key instanceof Uint8Array)) throw badKey(keys, i);
   }
 }
 
+function badKey(keys, i) {
+  const key = keys[i];
+  const got = key === null ? 'null' : typeof key;
+  return new TypeError(`edgebloom: keys[${i}] must be a string or a Uint8Array, got ${got}; nothing was added`);
+}
+
 export function batchOp(e, add, h, keys) {
-  checkKeys(keys);
-  // All or nothing here too: the scratch buffer the largest part of the
-  // batch needs is made first, within the memory budget, so that no part
-  // can fail for want of memory after another was added.
+  if (!Array.isArray(keys)) checkKeys(keys);
+  // All or nothing: every key is checked (as checkKeys does), and the
+  // scratch buffer the largest part of the batch needs is made within the
+  // memory budget, before any key is added. One pass does both: on an array
+  // of a million keys each pass is a cache miss a key, which single calls
+  // pay once.
   let reserve = 0;
   let long = false;
   let bytes = false;
   let units = 0;
   for (let k = 0; k < keys.length; k++) {
     const key = keys[k];
+    if (typeof key !== 'string' && !(key instanceof Uint8Array)) throw badKey(keys, k);
     if (isLong(key)) long = true;
     else if (typeof key !== 'string') bytes = true;
     else if (key.length > units) units = key.length;
@@ -280,14 +295,11 @@ export function batchOp(e, add, h, keys) {
       i++;
       continue;
     }
-    let j = i + 1;
     if (typeof key === 'string') {
-      // A run of strings, a group at a time.
-      while (j < keys.length && typeof keys[j] === 'string' && !isLong(keys[j])) j++;
-      stringBatch(e, add, h, keys, i, j, results);
-      i = j;
+      i = stringBatch(e, add, h, keys, i, results);
       continue;
     }
+    let j = i + 1;
     // A run of byte keys, while they fit in BATCH_BYTES (at least one).
     let size = maxKeyBytes(key) + 5;
     while (j < keys.length && typeof keys[j] !== 'string' && !isLong(keys[j])) {
