@@ -265,18 +265,26 @@ export function batchOp(e, add, h, keys) {
   // scratch buffer the largest part of the batch needs is made within the
   // memory budget, before any key is added. One pass does both: on an array
   // of a million keys each pass is a cache miss a key, which single calls
-  // pay once.
+  // pay once. It runs from the last key to the first, so that the first
+  // keys, encoded first, are still in the cache.
   let reserve = 0;
   let long = false;
   let bytes = false;
   let units = 0;
-  for (let k = 0; k < keys.length; k++) {
+  let bad = -1;
+  for (let k = keys.length - 1; k >= 0; k--) {
     const key = keys[k];
-    if (typeof key !== 'string' && !(key instanceof Uint8Array)) throw badKey(keys, k);
-    if (isLong(key)) long = true;
-    else if (typeof key !== 'string') bytes = true;
-    else if (key.length > units) units = key.length;
+    if (typeof key === 'string') {
+      if (key.length > PIECE) long = true;
+      else if (key.length > units) units = key.length;
+    } else if (key instanceof Uint8Array) {
+      if (key.length > PIECE) long = true;
+      else bytes = true;
+    } else {
+      bad = k;
+    }
   }
+  if (bad >= 0) throw badKey(keys, bad);
   if (bytes) {
     for (let k = 0; k < keys.length && reserve <= BATCH_BYTES; k++) {
       const key = keys[k];
