@@ -232,21 +232,9 @@ func (f *BlockedFilter) present(hs []uint64) (mask groupMask) {
 func (f *BlockedFilter) addDigests(hs []uint64, dst []bool) []bool {
 	present := f.present(hs)
 	for i, h := range hs {
-		dst = append(dst, present>>(i&31)&1 == 0 && f.addDigest(h))
+		dst = append(dst, present>>(i&31)&1 == 0 && f.AddDigest(h))
 	}
 	return dst
-}
-
-// addDigest adds the key of digest h and reports whether it was new.
-func (f *BlockedFilter) addDigest(h uint64) bool {
-	b := f.block(h)
-	m0, m1, m2, m3 := masks(uint32(h))
-	if missing(b, m0, m1, m2, m3) == 0 {
-		return false
-	}
-	b[0], b[1], b[2], b[3] = b[0]|m0, b[1]|m1, b[2]|m2, b[3]|m3
-	f.count++
-	return true
 }
 
 func (f *BlockedFilter) many(keys keyList, add bool, dst []bool) []bool {

@@ -7,7 +7,7 @@
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-export const VERSION = 1;
+export const VERSION = 2;
 
 // Kinds of filter, as the binary format numbers them (docs/format.md): passed
 // to OpNew, returned by OpInspect and in StatKind.
@@ -33,7 +33,6 @@ export const ERR_TOO_LARGE = -9;
 export const ERR_TRUNCATED = -10;
 export const ERR_INTERNAL = -11;
 export const ERR_UNSUPPORTED = -12; // the operation does not apply to this kind
-export const ERR_SPLIT = -13; // a batch's text splits a UTF-8 sequence between keys (the caller retries key by key)
 
 // Operation codes of the eb export, eb(op, h, a, b, c, d, x, y): h is a
 // filter's handle, a to d are int32 and x, y float64. Addresses are offsets
@@ -99,7 +98,6 @@ export const ERROR_CODES = {
   [ERR_TRUNCATED]: 'ERR_TRUNCATED',
   [ERR_INTERNAL]: 'ERR_INTERNAL',
   [ERR_UNSUPPORTED]: 'ERR_UNSUPPORTED',
-  [ERR_SPLIT]: 'ERR_SPLIT',
 };
 
 /** The name of each kind, as stats().kind gives it. */

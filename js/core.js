@@ -179,11 +179,12 @@ async function instantiate(source, defaultSource, extraGlobals, settings) {
     dead: false,
     eb: x.eb,
     key: x.key, // key(add, handle, offset, length)
-    keys: x.keys, // keys(add, handle, count, lengths, text, end, results, utf16)
+    keys: x.keys, // keys(add, handle, count, lengths, text, end, results, stride)
     memory: x.mem,
     u8: new Uint8Array(0),
     u32: new Uint32Array(0),
     view: new Uint8Array(0), // the scratch buffer, for encodeInto
+    slots: null, // views of a string batch's key slots (keys.js)
     scratch: 0,
     scratchSize: 0,
     limit: settings.memoryLimit, // the memory budget in bytes (see budgetRoom)
@@ -250,9 +251,9 @@ export function keyCall(e, add, h, off, n) {
   }
 }
 
-export function keysCall(e, add, h, count, lens, text, end, utf16) {
+export function keysCall(e, add, h, count, lens, text, end, out, stride) {
   try {
-    return e.keys(add, h, count, lens, text, end, 0, utf16);
+    return e.keys(add, h, count, lens, text, end, out, stride);
   } catch (err) {
     throw lost(e, err);
   }

@@ -3,7 +3,7 @@
 // packed in batches; a key longer than PIECE is hashed in pieces.
 
 import { OP_DIGEST } from './abi.js';
-import { call, check, keyView, keysCall, mem, mem32, scratch } from './core.js';
+import { call, check, keyCall, keyView, keysCall, mem, mem32, scratch } from './core.js';
 
 // Keys longer than this (UTF-16 units of a string, or bytes) are hashed in
 // pieces of this size (bloom.Digest), so that a key of any length needs at
@@ -12,12 +12,33 @@ import { call, check, keyView, keysCall, mem, mem32, scratch } from './core.js';
 const PIECE = 256 * 1024;
 // Batches are cut so that the scratch buffer stays near this size.
 export const BATCH_BYTES = 1 << 20;
-// Keys joined for one encodeInto. Joining a whole batch was as fast for
-// ASCII URLs but slower than encoding each key on its own as soon as some
-// were not ASCII (the joined string is then two-byte, and encodeInto slows
-// on long two-byte strings); groups of 32 were within 10% of the best of
-// both (Node 20, 80-byte URLs).
-const JOIN_KEYS = 32;
+// String batches go to the engine a group of GROUP keys at a time, one call
+// of the keys export a group (the engine hashes and probes groups of 32
+// keys, bloom/batch.go), and every key is encoded once, by encodeInto,
+// straight into the engine's memory:
+// - While the groups are ASCII (most URLs), a group's keys are joined and
+//   encoded with one encodeInto, back to back: one call instead of 32 (for
+//   80-byte ASCII URLs about 50 ns a key, where an encodeInto a key costs
+//   80, bench/README.md).
+// - Otherwise each key is encoded into a slot of its own, stride bytes
+//   after the last, through a view of that slot made once (e.slots) and
+//   kept while the scratch buffer stays where it is: making a view a key
+//   cost about 40 ns more, and encoding elsewhere then copying into place
+//   (copyWithin) is a second pass over the bytes and a second native call.
+// A group tried joined that turns out not to be ASCII is encoded again key
+// by key (the only time a key is encoded twice), and the groups after it go
+// key by key until one is all ASCII again.
+const GROUP = 32;
+// A group's layout in the scratch buffer: its result bytes at 0, its key
+// lengths (uint32) at LENS_AT, its keys (joined, or one a slot) at SLOTS_AT.
+const LENS_AT = GROUP;
+const SLOTS_AT = LENS_AT + 4 * GROUP;
+// Slots are a power of two of bytes, at least 3 bytes a UTF-16 unit of the
+// group's longest key (encodeInto's worst case), at least MIN_STRIDE (URLs
+// of up to 170 units) and at most MAX_STRIDE: a group with a longer key goes
+// key by key as add and has do.
+const MIN_STRIDE = 512;
+const MAX_STRIDE = 16 * 1024;
 
 const encoder = new TextEncoder();
 
@@ -114,56 +135,89 @@ export function layout(count) {
   return [lens, lens + 4 * count];
 }
 
-// stringBatch adds (add 1) or tests (add 0) the strings keys[i:j], which
-// hold chars UTF-16 code units. Groups of JOIN_KEYS keys are joined and
-// encoded with one encodeInto while they are ASCII (most URLs), which makes
-// their lengths in bytes their lengths in units. A group that is not ASCII,
-// and the groups after it until one is ASCII again, are encoded key by key
-// into a standing view past the keys and copied into place (copyWithin): on
-// a corpus of non-ASCII URLs that cost less than one encodeInto of the
-// joined group followed by splitting the UTF-8 by the keys' UTF-16 lengths
-// in the engine (about 60 ns a key there), and less than making a view a
-// key. Lone surrogates become U+FFFD key by key, as add encodes them.
-function stringBatch(e, add, h, keys, i, j, chars, results) {
-  const count = j - i;
-  const [lens, keyStart] = layout(count);
-  let longest = 0;
-  for (let k = i; k < j; k++) if (keys[k].length > longest) longest = keys[k].length;
-  const tailAt = keyStart + 3 * chars;
-  const base = scratch(e, tailAt + 3 * longest);
-  const view = keyView(e);
-  const u8 = mem(e);
-  const tail = view.subarray(tailAt, tailAt + 3 * longest);
-  const u32 = mem32(e);
-  const at = ((base + lens) >>> 2) - i;
-  let end = keyStart;
-  let joined = true;
-  for (let g = i; g < j; g += JOIN_KEYS) {
-    const stop = Math.min(g + JOIN_KEYS, j);
-    if (joined) {
-      const text = keys.slice(g, stop).join('');
-      const n = encoder.encodeInto(text, view.subarray(end)).written;
-      if (n === text.length) {
-        for (let k = g; k < stop; k++) u32[at + k] = keys[k].length;
-        end += n;
-        continue;
-      }
-    }
-    let ascii = true;
-    for (let k = g; k < stop; k++) {
-      const key = keys[k];
-      const n = encoder.encodeInto(key, tail).written;
-      u8.copyWithin(base + end, base + tailAt, base + tailAt + n);
-      u32[at + k] = n;
-      end += n;
-      if (n !== key.length) ascii = false;
-    }
-    joined = ascii;
+// strideFor returns the slot size for keys of at most units UTF-16 units.
+function strideFor(units) {
+  let stride = MIN_STRIDE;
+  while (stride < 3 * units) stride *= 2;
+  return stride;
+}
+
+// stringsNeed returns the scratch buffer a string batch whose longest key
+// has units UTF-16 units needs.
+function stringsNeed(units) {
+  const need = SLOTS_AT + GROUP * Math.min(strideFor(units), MAX_STRIDE);
+  return 3 * units > MAX_STRIDE ? Math.max(need, 3 * units) : need;
+}
+
+// slots returns e.slots with slots of at least stride bytes, made anew when
+// the scratch buffer moved or memory grew (which detaches views) or its
+// slots are smaller.
+function slots(e, stride) {
+  let s = e.slots;
+  if (s === null || s.at !== e.scratch || s.stride < stride || s.all.byteLength === 0) {
+    if (s !== null && s.at === e.scratch && s.all.byteLength !== 0) stride = Math.max(stride, s.stride);
+    const at = scratch(e, SLOTS_AT + GROUP * stride);
+    const buffer = e.memory.buffer;
+    const views = [];
+    for (let k = 0; k < GROUP; k++) views.push(new Uint8Array(buffer, at + SLOTS_AT + k * stride, stride));
+    s = e.slots = { at, stride, views, all: new Uint8Array(buffer, at + SLOTS_AT, GROUP * stride) };
   }
-  const status = keysCall(e, add, h, count, lens, keyStart, end, 0);
-  if (status < 0 || e.go.exited) check(e, status);
-  const res = mem(e);
-  for (let k = 0; k < count; k++) results[i + k] = res[base + k] === 1;
+  return s;
+}
+
+// stringBatch adds (add 1) or tests (add 0) the strings from keys[i] to
+// the next key that is not a string or is longer than PIECE, a group at a
+// time (see GROUP), sets their results and returns where it stopped. A
+// group's keys are found as it goes (not the whole run first, which on a
+// large array would read every key once more from memory).
+function stringBatch(e, add, h, keys, i, results) {
+  let joined = true;
+  let stop = i;
+  for (let g = i; ; g = stop) {
+    let longest = 0;
+    for (const last = Math.min(g + GROUP, keys.length); stop < last; stop++) {
+      const key = keys[stop];
+      if (typeof key !== 'string' || key.length > PIECE) break;
+      if (key.length > longest) longest = key.length;
+    }
+    const count = stop - g;
+    if (count === 0) break;
+    if (3 * longest > MAX_STRIDE) {
+      for (let k = g; k < stop; k++) {
+        const status = keyCall(e, add, h, 0, putKey(e, keys[k]));
+        if (status < 0 || e.go.exited) check(e, status);
+        results[k] = status === 1;
+      }
+      continue;
+    }
+    const s = slots(e, strideFor(longest));
+    const lens = ((s.at + LENS_AT) >>> 2) - g;
+    const u32 = mem32(e);
+    let stride = 0;
+    let end = 0;
+    if (joined) {
+      const text = count === 1 ? keys[g] : keys.slice(g, stop).join('');
+      end = encoder.encodeInto(text, s.all).written;
+      if (end === text.length) for (let k = g; k < stop; k++) u32[lens + k] = keys[k].length;
+      else joined = false;
+    }
+    if (!joined) {
+      let ascii = true;
+      for (let k = g; k < stop; k++) {
+        const n = encoder.encodeInto(keys[k], s.views[k - g]).written;
+        u32[lens + k] = n;
+        if (n !== keys[k].length) ascii = false;
+      }
+      joined = ascii;
+      stride = s.stride;
+      end = count * stride;
+    }
+    const status = keysCall(e, add, h, count, LENS_AT, SLOTS_AT, SLOTS_AT + end, 0, stride);
+    if (status < 0 || e.go.exited) check(e, status);
+    const res = mem(e);
+    for (let k = g; k < stop; k++) results[k] = res[s.at + k - g] === 1;
+  }
+  return stop;
 }
 
 // bytesBatch adds or tests keys[i:j], of any key type, written one by one.
@@ -180,7 +234,7 @@ function bytesBatch(e, add, h, keys, i, j, bytes, results) {
     u32[at + k] = n;
     off += n;
   }
-  const status = keysCall(e, add, h, count, lens, keyStart, off, 0);
+  const status = keysCall(e, add, h, count, lens, keyStart, off, 0, 0);
   if (status < 0 || e.go.exited) check(e, status);
   const res = mem(e);
   for (let k = 0; k < count; k++) results[i + k] = res[base + k] === 1;
@@ -195,56 +249,74 @@ export function checkKeys(keys) {
   if (!Array.isArray(keys)) throw new TypeError('edgebloom: keys must be an array of strings or Uint8Arrays');
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i];
-    if (typeof key !== 'string' && !(key instanceof Uint8Array)) {
-      const got = key === null ? 'null' : typeof key;
-      throw new TypeError(`edgebloom: keys[${i}] must be a string or a Uint8Array, got ${got}; nothing was added`);
-    }
+    if (typeof key !== 'string' && !(key instanceof Uint8Array)) throw badKey(keys, i);
   }
 }
 
+function badKey(keys, i) {
+  const key = keys[i];
+  const got = key === null ? 'null' : typeof key;
+  return new TypeError(`edgebloom: keys[${i}] must be a string or a Uint8Array, got ${got}; nothing was added`);
+}
+
 export function batchOp(e, add, h, keys) {
-  checkKeys(keys);
-  // All or nothing here too: the scratch buffer the largest part of the
-  // batch needs is made first, within the memory budget, so that no part
-  // can fail for want of memory after another was added.
+  if (!Array.isArray(keys)) checkKeys(keys);
+  // All or nothing: every key is checked (as checkKeys does), and the
+  // scratch buffer the largest part of the batch needs is made within the
+  // memory budget, before any key is added. One pass does both: on an array
+  // of a million keys each pass is a cache miss a key, which single calls
+  // pay once. It runs from the last key to the first, so that the first
+  // keys, encoded first, are still in the cache.
   let reserve = 0;
   let long = false;
-  for (let k = 0; k < keys.length && reserve <= BATCH_BYTES; k++) {
+  let bytes = false;
+  let units = 0;
+  let bad = -1;
+  for (let k = keys.length - 1; k >= 0; k--) {
     const key = keys[k];
-    if (isLong(key)) long = true;
-    else reserve += (typeof key === 'string' ? 3 : 1) * key.length + 9;
+    if (typeof key === 'string') {
+      if (key.length > PIECE) long = true;
+      else if (key.length > units) units = key.length;
+    } else if (key instanceof Uint8Array) {
+      if (key.length > PIECE) long = true;
+      else bytes = true;
+    } else {
+      bad = k;
+    }
   }
-  scratch(e, reserve > BATCH_BYTES ? BATCH_BYTES + 16 : Math.max(reserve, long ? 3 * PIECE : 0));
+  if (bad >= 0) throw badKey(keys, bad);
+  if (bytes) {
+    for (let k = 0; k < keys.length && reserve <= BATCH_BYTES; k++) {
+      const key = keys[k];
+      if (!isLong(key) && typeof key !== 'string') reserve += key.length + 9;
+    }
+    if (reserve > BATCH_BYTES) reserve = BATCH_BYTES + 16;
+  }
+  if (keys.length > 0) reserve = Math.max(reserve, stringsNeed(units));
+  scratch(e, Math.max(reserve, long ? 3 * PIECE : 0));
   const results = new Array(keys.length);
   let i = 0;
   while (i < keys.length) {
-    if (isLong(keys[i])) {
-      results[i] = streamKey(e, add, h, keys[i]) === 1;
+    const key = keys[i];
+    if (isLong(key)) {
+      results[i] = streamKey(e, add, h, key) === 1;
       i++;
       continue;
     }
-    // Take keys while their UTF-8 fits in BATCH_BYTES (at least one key).
-    let j = i;
-    let bytes = 0;
-    let chars = 0;
-    let strings = true;
-    while (j < keys.length) {
-      const key = keys[j];
-      if (isLong(key)) break;
-      let need;
-      if (typeof key === 'string') {
-        need = 3 * key.length + 5;
-      } else {
-        need = maxKeyBytes(key) + 5;
-        strings = false;
-      }
-      if (j > i && bytes + need > BATCH_BYTES) break;
-      bytes += need;
-      if (strings) chars += key.length;
+    if (typeof key === 'string') {
+      i = stringBatch(e, add, h, keys, i, results);
+      continue;
+    }
+    let j = i + 1;
+    // A run of byte keys, while they fit in BATCH_BYTES (at least one).
+    let size = maxKeyBytes(key) + 5;
+    while (j < keys.length && typeof keys[j] !== 'string' && !isLong(keys[j])) {
+      const need = maxKeyBytes(keys[j]) + 5;
+      if (size + need > BATCH_BYTES) break;
+      size += need;
       j++;
     }
-    if (strings) stringBatch(e, add, h, keys, i, j, chars, results);
-    else bytesBatch(e, add, h, keys, i, j, bytes, results);
+    bytesBatch(e, add, h, keys, i, j, size, results);
     i = j;
   }
   return results;

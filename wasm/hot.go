@@ -3,7 +3,6 @@
 package main
 
 import (
-	"math/bits"
 	"unsafe"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -12,16 +11,16 @@ import (
 
 // The hot exports, key and keys. Neither defers a recover: both check every
 // handle and range before they index, and neither allocates, so neither can
-// panic. Classic batches go through AddPacked and HasPacked, which on wasm
-// hash and probe a group of keys at a time with few calls; one classic key
-// goes through AddPacked to add and Has to test (which stops at the first
-// unset bit, where HasPacked reads every word of its group); split-block
-// filters get a direct call (a case in key, addKey and hasKey); other kinds
-// go through the filter interface. A Go call costs more in wasm than natively (arguments and
-// results go through the Go stack in linear memory), so key makes as few as
-// it can.
+// panic. Classic and split-block batches go through AddStrided and
+// HasStrided, which on wasm hash and probe a group of keys at a time with
+// few calls; one classic key goes through AddStrided to add and Has to test
+// (which stops at the first unset bit, where HasStrided reads every word of
+// its group); one split-block key gets a direct call (a case in key, addKey
+// and hasKey); other kinds go through the filter interface. A Go call costs
+// more in wasm than natively (arguments and results go through the Go stack
+// in linear memory), so key makes as few as it can.
 
-// one and oneOut carry a single key through AddPacked, which
+// one and oneOut carry a single key through AddStrided, which
 // on wasm hash and probe in one function: a call there costs more than the
 // slices.
 var (
@@ -59,10 +58,10 @@ func key(add, h, off, n int32) int32 {
 	}
 	if c, ok := f.(*bloom.Filter); ok {
 		if add == 0 {
-			return b2i(c.Has(k)) // stops at the first unset bit; HasPacked reads the k words of a group
+			return b2i(c.Has(k)) // stops at the first unset bit; HasStrided reads the k words of a group
 		}
 		one[0] = uint32(n)
-		c.AddPacked(k, one[:], oneOut[:])
+		c.AddStrided(k, 0, one[:], oneOut[:])
 		return int32(oneOut[0])
 	}
 	if add == 1 {
@@ -72,22 +71,15 @@ func key(add, h, off, n int32) int32 {
 }
 
 // keys adds (add 1) or tests (add 0) count keys in filter h and writes one
-// result byte a key, as key returns it, at scratch[out:]. The keys are the
-// text scratch[text:end], back to back; their lengths are count
-// little-endian uint32 at scratch[lens:]. With utf16 0 the lengths are in
-// bytes. With utf16 1 the text is UTF-8 and the lengths are in UTF-16 code
-// units, which is what a JS caller knows of its strings before encoding them
-// all with one encodeInto: a 4-byte sequence is two units, any shorter one a
-// unit (a lone surrogate arrives as U+FFFD, three bytes, one unit); they are
-// turned into byte lengths, in place, before any key is added. It returns
-// count, or a negative status. On abi.ErrSplit, nothing has changed: a key ends
-// inside a 4-byte sequence (its lone high surrogate and the next key's lone
-// low surrogate were joined into one code point), and the caller retries
-// the batch key by key.
+// result byte a key, as key returns it, at scratch[out:]. The keys' lengths
+// in bytes are count little-endian uint32 at scratch[lens:]; the keys lie in
+// scratch[text:end], back to back when stride is 0, else key i at
+// text + i·stride (a slot of stride bytes each, which the JS side encodes
+// each key straight into). It returns count, or a negative status.
 //
 //go:wasmexport keys
-func keys(add, h, count, lens, text, end, out, utf16 int32) int32 {
-	return batch(h, add == 1, uint32(count), uint32(lens), uint32(text), uint32(end), uint32(out), utf16 == 1)
+func keys(add, h, count, lens, text, end, out, stride int32) int32 {
+	return batch(h, add == 1, uint32(count), uint32(lens), uint32(text), uint32(end), uint32(out), uint32(stride))
 }
 
 // badKey is the status of a hot call whose filter or key is not valid.
@@ -98,7 +90,7 @@ func badKey(f filter) int32 {
 	return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 }
 
-func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) int32 {
+func batch(h int32, add bool, count, lens, keys, end, out, stride uint32) int32 {
 	f := lookup(h)
 	if f == nil {
 		return badKey(f)
@@ -107,29 +99,19 @@ func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) in
 	if uint64(lens)+4*uint64(count) > n || uint64(out)+uint64(count) > n || keys > end || uint64(end) > n {
 		return fail(abi.ErrArg, "edgebloom: batch outside the scratch buffer")
 	}
-	// From here every index is below len(scratch): the loops read through
+	// From here every index is below len(scratch): the loop reads through
 	// a pointer, without Go's bounds checks.
-	base := unsafe.Pointer(unsafe.SliceData(scratch))
-	ls := unsafe.Slice((*uint32)(unsafe.Add(base, lens)), count)
-	if utf16 {
-		off := keys
-		for i, l := range ls {
-			next := utf8End(base, off, end, l)
-			if next > end {
-				if next == splitEnd {
-					return fail(abi.ErrSplit, "edgebloom: a key ends inside a UTF-8 sequence")
-				}
-				return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
-			}
-			ls[i] = next - off
-			off = next
-		}
-	}
+	ls := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(scratch)), lens)), count)
 	var total uint64
+	long := false
 	for _, l := range ls {
 		total += uint64(l)
+		long = long || stride != 0 && l > stride // longer than its slot
 	}
-	if total > uint64(end-keys) {
+	if stride != 0 && count > 0 {
+		total = uint64(count-1)*uint64(stride) + uint64(ls[count-1])
+	}
+	if long || total > uint64(end-keys) {
 		return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 	}
 	text := scratch[keys:end]
@@ -137,15 +119,26 @@ func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) in
 	switch f := f.(type) {
 	case *bloom.Filter:
 		if add {
-			f.AddPacked(text, ls, res)
+			f.AddStrided(text, int(stride), ls, res)
 		} else {
-			f.HasPacked(text, ls, res)
+			f.HasStrided(text, int(stride), ls, res)
+		}
+		return int32(count)
+	case *bloom.BlockedFilter:
+		if add {
+			f.AddStrided(text, int(stride), ls, res)
+		} else {
+			f.HasStrided(text, int(stride), ls, res)
 		}
 		return int32(count)
 	}
+	off := uint32(0)
 	for i, l := range ls {
-		k := text[:l:l]
-		text = text[l:]
+		if stride != 0 {
+			off = uint32(i) * stride
+		}
+		k := text[off : off+l : off+l]
+		off += l
 		var r bool
 		if add {
 			r = addKey(f, k)
@@ -155,65 +148,4 @@ func batch(h int32, add bool, count, lens, keys, end, out uint32, utf16 bool) in
 		res[i] = byte(b2i(r))
 	}
 	return int32(count)
-}
-
-// splitEnd is what utf8End returns when the key ends inside a 4-byte
-// sequence; it is above any end, since scratch is far smaller than 4 GiB.
-const splitEnd = ^uint32(0)
-
-// utf8End returns where the UTF-8 text at base+off that holds units UTF-16
-// code units ends, or a value above end when it runs past end. The text
-// came from TextEncoder, so it is valid UTF-8: a sequence is one unit, or
-// two when its lead byte is 0xf0 or above, and continuation bytes
-// (10xxxxxx) are none. Words of eight bytes are counted at once while the
-// key's end lies beyond them (each turn of a loop goes through the
-// function's dispatch loop in Go's wasm, so a byte at a time is slow), then
-// bytes one by one.
-func utf8End(base unsafe.Pointer, off, end, units uint32) uint32 {
-	const hi = 0x8080808080808080
-	for end-off >= 8 {
-		w := *(*uint64)(unsafe.Add(base, off))
-		n := uint32(8)
-		if w&hi == 0 {
-			if units <= 8 { // ASCII: the next key starts units bytes on
-				return off + units
-			}
-		} else {
-			lead := (^w | w<<1) & hi // not a continuation byte
-			four := w & (w << 1) & (w << 2) & (w << 3) & hi
-			n = uint32(bits.OnesCount64(lead) + bits.OnesCount64(four))
-			if n > units && four == 0 {
-				// The key ends at the lead byte after its last unit's:
-				// drop units lead bits; the lowest left marks it.
-				for ; units > 0; units-- {
-					lead &= lead - 1
-				}
-				return off + uint32(bits.TrailingZeros64(lead))/8
-			}
-		}
-		if n >= units {
-			break
-		}
-		units -= n
-		off += 8
-	}
-	for ; off < end; off++ {
-		c := *(*byte)(unsafe.Add(base, off))
-		switch {
-		case c&0xc0 == 0x80: // a continuation byte
-		case units == 0:
-			return off
-		case c >= 0xf0:
-			if units < 2 {
-				return splitEnd
-			}
-			units -= 2
-		default:
-			units--
-		}
-	}
-	if units == 0 {
-		return end
-	}
-	return end + 1
 }

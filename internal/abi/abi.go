@@ -14,7 +14,7 @@ package abi
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-const Version = 1
+const Version = 2
 
 // Kinds of filter, as the binary format numbers them (docs/format.md): passed
 // to OpNew, returned by OpInspect and in StatKind.
@@ -43,7 +43,6 @@ const (
 	ErrTruncated    = -10
 	ErrInternal     = -11
 	ErrUnsupported  = -12 // the operation does not apply to this kind
-	ErrSplit        = -13 // a batch's text splits a UTF-8 sequence between keys (the caller retries key by key)
 )
 
 // Operation codes of the eb export, eb(op, h, a, b, c, d, x, y): h is a

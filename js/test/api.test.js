@@ -1,7 +1,16 @@
 // The npm module's API: answers, stats, bad input and recovery.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, BloomFilter, CountingBloomFilter, ScalableBloomFilter, fromBytes, MAX_BITS } from 'edgebloom';
+import {
+  init,
+  BloomFilter,
+  CountingBloomFilter,
+  ScalableBloomFilter,
+  WindowBloomFilter,
+  BlockedBloomFilter,
+  fromBytes,
+  MAX_BITS,
+} from 'edgebloom';
 import { crawlerURLs } from './helpers.js';
 
 before(() => init());
@@ -78,7 +87,7 @@ test('addMany takes the same bits for ASCII and non-ASCII string batches', () =>
   }
 });
 
-test('batches split joined UTF-8 by UTF-16 lengths: surrogates, emoji, lone surrogates at key edges', () => {
+test('string batches, joined or a slot a key: surrogates, emoji, lone surrogates at key edges', () => {
   const keys = [
     '😀',
     'a😀b',
@@ -153,6 +162,54 @@ test('batches of random mixed-script keys set the same bits as key-by-key adds',
   );
   assert.deepEqual(a.toBytes(), b.toBytes());
   assert.ok(a.hasMany(keys).every(Boolean));
+});
+
+test('every kind: batches answer as single calls in order and set the same bytes, on every layout of a group', () => {
+  const ascii = crawlerURLs(3000);
+  // Groups of 32: all ASCII (joined), one non-ASCII key (joined, then again
+  // key by key), back to ASCII; keys near a slot's size (512 bytes: 170
+  // units of 3 bytes) and past the largest slot (5461 units), which go key
+  // by key; repeats within a group and across groups.
+  const keys = ascii.slice(0, 100);
+  keys.push(...ascii.slice(100, 131), 'https://例子.example/é');
+  keys.push(...ascii.slice(131, 200).map((k, i) => (i % 3 ? k : `${k}/😀`)));
+  keys.push(
+    '例'.repeat(170),
+    '例'.repeat(171),
+    'a'.repeat(600),
+    '例'.repeat(2000),
+    'é'.repeat(5462),
+    '\ud83d'.repeat(6000),
+  );
+  keys.push(...ascii.slice(200, 300), ...ascii.slice(0, 40), '', '😀', ...keys.slice(-6));
+  const enc = new TextEncoder();
+  const makers = {
+    classic: () => new BloomFilter({ capacity: 2000, errorRate: 0.01 }),
+    counting: () => new CountingBloomFilter({ capacity: 2000, errorRate: 0.01 }),
+    scalable: () => new ScalableBloomFilter({ initialCapacity: 100, errorRate: 0.01 }),
+    window: () => new WindowBloomFilter({ capacityPerGeneration: 2000, errorRate: 0.01, generations: 2 }),
+    blocked: () => new BlockedBloomFilter({ capacity: 2000, errorRate: 0.01 }),
+  };
+  for (const [kind, make] of Object.entries(makers)) {
+    for (const batch of [keys, keys.slice(37), keys.map((k, i) => (i % 5 === 0 ? enc.encode(k) : k))]) {
+      const a = make();
+      const b = make();
+      const probes = [...batch.slice(0, 50), 'never-added', ...crawlerURLs(50, 'https://absent.example')];
+      assert.deepEqual(
+        a.addMany(batch),
+        batch.map((k) => b.add(k)),
+        `${kind}: addMany`,
+      );
+      assert.deepEqual(a.toBytes(), b.toBytes(), `${kind}: bytes`);
+      assert.deepEqual(
+        a.hasMany(probes),
+        probes.map((k) => b.has(k)),
+        `${kind}: hasMany`,
+      );
+      a.free();
+      b.free();
+    }
+  }
 });
 
 test('counting filter: remove', () => {

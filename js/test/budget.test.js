@@ -16,14 +16,18 @@ test('past the memory budget, a new filter, a load and a batch throw RangeError 
   const keys = crawlerURLs(20_000);
   const a = new BloomFilter({ bits: 8 * 6 * MiB, hashes: 7 }); // 6 MiB
   const b = new CountingBloomFilter({ capacity: 100_000, errorRate: 0.01 }); // about 0.5 MiB
-  // Filled to half a MiB short of the budget: a batch's scratch buffer (1 MiB) does not fit.
+  // Filled to half a MiB short of the budget: the scratch buffer of a batch
+  // of byte keys (1 MiB), or of strings with one of 250 000 units (750 kB),
+  // does not fit. (Strings of URLs need a few slots, 16 kB.)
   const filler = new BloomFilter({ bits: 8 * Math.floor(_memoryBudget().room - MiB / 2), hashes: 3 });
   const live = _liveFilters();
   let memory = _memoryBytes();
 
   const count = a.count;
-  assert.throws(() => a.addMany(keys), { ...tooLarge, message: /memory budget/ });
-  assert.throws(() => b.hasMany(keys), tooLarge);
+  const encoder = new TextEncoder();
+  assert.throws(() => a.addMany(keys.map((k) => encoder.encode(k))), { ...tooLarge, message: /memory budget/ });
+  assert.throws(() => a.addMany([...keys, 'x'.repeat(250_000)]), { ...tooLarge, message: /memory budget/ });
+  assert.throws(() => b.hasMany([...keys, 'x'.repeat(250_000)]), tooLarge);
   assert.equal(a.count, count, 'a refused batch added keys');
   for (const k of keys) a.add(k); // single keys need no more memory
   for (const k of keys) b.add(k);
