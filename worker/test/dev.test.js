@@ -132,6 +132,13 @@ test(
       const checked = await dev.request('POST', `/v1/filters/${name}/check`, { keys: acknowledged[name] });
       assert.ok(checked.json.present.every(Boolean));
     }
+    // A snapshot streams every shard through the front, each loaded in
+    // turn: the sharded container, whole.
+    const snap = await dev.request('GET', '/v1/filters/big50/snapshot');
+    assert.equal(snap.status, 200);
+    assert.equal(snap.headers.get('X-Edgebloom-Format'), 'sharded');
+    const stats50 = (await dev.request('GET', '/v1/filters/big50')).json;
+    assert.equal(snap.bytes.length, 24 + 8 * 2 + 80 + stats50.total.byteLength, 'header, router, both shards');
     assert.doesNotMatch(dev.log(), /ERR_TOO_LARGE|memory budget|fatal error/);
     await dev.stop();
     dev = undefined;
