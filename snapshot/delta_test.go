@@ -80,22 +80,11 @@ func (sv *service) snapshot(t *testing.T) []byte {
 
 func encode(t *testing.T, s Set) []byte {
 	t.Helper()
-	switch c := s.(type) {
-	case *bloom.Filter:
-		b, _ := c.MarshalBinary()
-		return b
-	case *Sharded:
-		lengths := make([]uint64, len(c.Shards))
-		var body []byte
-		for i, f := range c.Shards {
-			b, _ := f.MarshalBinary()
-			lengths[i] = uint64(len(b))
-			body = append(body, b...)
-		}
-		return append(AppendHeader(nil, lengths), body...)
+	b, err := s.(interface{ MarshalBinary() ([]byte, error) }).MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("%T", s)
-	return nil
+	return b
 }
 
 func keys(from, to int) []string {
