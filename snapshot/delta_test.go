@@ -2,9 +2,12 @@ package snapshot
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"reflect"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -212,4 +215,67 @@ func FuzzDecodeDelta(f *testing.F) {
 			t.Fatalf("re-encoded delta differs")
 		}
 	})
+}
+
+// deltaGolden is testdata/delta.json: a snapshot, its cursor, a delta from
+// it, and what the copy and its cursor are after; js/test/delta.test.js
+// applies the same delta with the npm module.
+const deltaGolden = "testdata/delta.json"
+
+type goldenDelta struct {
+	About    string `json:"about"`
+	Snapshot []byte `json:"snapshot"`
+	Cursor   string `json:"cursor"`
+	Delta    []byte `json:"delta"`
+	After    []byte `json:"after"`
+	Next     string `json:"next"`
+}
+
+func makeGoldenDelta(t *testing.T) goldenDelta {
+	sv := newService(t, 3)
+	sv.add(keys(0, 40)...)
+	g := goldenDelta{
+		About:    "Written by snapshot's TestDeltaGolden (UPDATE_GOLDEN=1 regenerates it); read by js/test/delta.test.js. docs/format.md, \"Deltas\".",
+		Snapshot: sv.snapshot(t), Cursor: sv.cursor().Text(),
+	}
+	cur := sv.cursor()
+	sv.add(keys(40, 100)...)
+	g.Delta, g.After, g.Next = sv.delta(cur), sv.snapshot(t), sv.cursor().Text()
+	return g
+}
+
+func TestDeltaGolden(t *testing.T) {
+	want := makeGoldenDelta(t)
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		b, _ := json.MarshalIndent(want, "", "  ")
+		if err := os.WriteFile(deltaGolden, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(deltaGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var g goldenDelta
+	if err := json.Unmarshal(data, &g); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(g, want) {
+		t.Fatalf("%s is not what the test makes now; run UPDATE_GOLDEN=1 go test ./snapshot -run TestDeltaGolden and review the diff", deltaGolden)
+	}
+	cp, err := Load(g.Snapshot, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := ParseCursor(g.Cursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next, err := ApplyDelta(cp, cur, g.Delta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encode(t, cp), g.After) || next.Text() != g.Next {
+		t.Fatal("the golden delta does not give the golden copy and cursor")
+	}
 }

@@ -2,6 +2,7 @@
 // through deltas, byte for byte, and refuses a delta that does not fit it.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { init, BloomFilter, ShardedBloomFilter, applyDelta, fromBytes } from 'edgebloom';
 import { crawlerURLs, routerBytes } from './helpers.js';
 
@@ -178,4 +179,13 @@ test('a delta that does not fit the copy is refused with a code and changes noth
   // A plain filter is a copy of one shard only.
   const one = new BloomFilter({ capacity: 1000, errorRate: 0.01 });
   assert.throws(() => applyDelta(one, good, new Service(1).cursor()), { code: 'ERR_INCOMPATIBLE' });
+});
+
+test("Go's golden delta (snapshot/testdata/delta.json) gives Go's copy and cursor", () => {
+  const g = JSON.parse(readFileSync(new URL('../../snapshot/testdata/delta.json', import.meta.url), 'utf8'));
+  const b = (s) => new Uint8Array(Buffer.from(s, 'base64'));
+  const copy = fromBytes(b(g.snapshot));
+  assert.equal(applyDelta(copy, b(g.delta), g.cursor), g.next);
+  assert.deepEqual(copy.toBytes(), b(g.after));
+  copy.free();
 });
