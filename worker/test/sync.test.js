@@ -24,7 +24,13 @@ before(async () => {
   await edgebloom.init();
 });
 
-after(() => {
+// The server the test started last: killed after the test even if it
+// failed, so that its process group does not outlive the run.
+let current;
+const restart = async (state) => (current = await serve(out, state));
+
+after(async () => {
+  await current?.kill().catch(() => {});
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
@@ -74,7 +80,7 @@ test(
   { timeout: 300_000 },
   async () => {
     const state = join(dir, 'state');
-    let s = await serve(out, state);
+    let s = await restart(state);
     const name = 'sync';
     assert.equal(
       (await s.request('PUT', `/v1/filters/${name}`, { capacity: 100_000, errorRate: 0.01, shards: 2 })).status,
@@ -115,9 +121,13 @@ test(
     // SIGKILL while clients add; after the restart, the copy syncs by delta
     // and holds every acknowledged key.
     let killed = null;
+    const start = acked.length;
     await Promise.all(
       Array.from({ length: 4 }, async (_, c) => {
-        for (let b = 0; ; b++) {
+        // Until the service is gone: the kill comes once 400 keys are
+        // acknowledged, with adds in flight (at most 500 batches a client,
+        // so that a kill that never came fails rather than hangs).
+        for (let b = 0; b < 500; b++) {
           const batch = urls(`kill-${c}-${b}`, 20);
           let res;
           try {
@@ -127,12 +137,13 @@ test(
           }
           if (res.status !== 200) return;
           acked.push(...batch);
-          if (b === 10 && c === 0) killed = s.kill();
+          if (acked.length >= start + 400 && !killed) killed = s.kill();
         }
       }),
     );
+    assert.ok(killed, 'the service was killed');
     await killed;
-    s = await serve(out, state);
+    s = await restart(state);
     copy.s = s;
     assert.equal((await copy.sync()).format, 'delta', 'a delta after the restart');
     await copy.assertSnapshot(acked);
@@ -160,5 +171,6 @@ test(
     assert.equal((await copy.sync()).format, 'delta');
     copy.filter.free();
     await s.kill();
+    current = null;
   },
 );
