@@ -12,3 +12,4 @@ export { canonicalURL } from './canonical.js';
 // Internal, for tests of what happens after the engine stopped (the edge
 // service's Durable Object test hook): not part of the documented API.
 export { _crashEngine, _memoryBudget, _memoryBytes } from './core.js';
+export { applyDelta } from './delta.js';

@@ -459,6 +459,31 @@ export class ShardedBloomFilter {
   [Symbol.dispose](): void;
 }
 
+/**
+ * Applies a delta to a local copy of a service filter and returns the cursor
+ * of what the copy holds after it. The copy is a BloomFilter (a one-shard
+ * filter) or ShardedBloomFilter loaded from the service's
+ * `GET /v1/filters/{name}/changes` (or `/snapshot`) and holding what `cursor`
+ * names (that answer's `X-Edgebloom-Cursor`); `delta` is the body of
+ * `GET /v1/filters/{name}/changes?since=CURSOR` answered with
+ * `X-Edgebloom-Format: delta`. The returned cursor equals that answer's
+ * `X-Edgebloom-Cursor`. Format: docs/format.md, "Deltas".
+ *
+ * Works in node, browser and Cloudflare Workers: yes (pure JS over `applyChanges`).
+ *
+ * @throws {Error} changing nothing, with code ERR_TRUNCATED, ERR_NOT_FILTER,
+ *   ERR_VERSION, ERR_KIND, ERR_CORRUPT or ERR_CHECKSUM for a malformed delta;
+ *   ERR_INCOMPATIBLE for a delta of another filter (kind, bits, hashes, seed
+ *   or shard count); ERR_GENERATION for one of another generation or shard
+ *   storage (load the snapshot again); ERR_GAP for one that starts elsewhere
+ *   than the copy's position; ERR_ARG for a cursor that is no cursor.
+ */
+export function applyDelta(
+  filter: BloomFilter | ShardedBloomFilter,
+  delta: Uint8Array | ArrayBuffer,
+  cursor: string,
+): string;
+
 /** Loads a filter of any kind, or a sharded container, from bytes in the documented formats. */
 export function fromBytes(
   bytes: Uint8Array | ArrayBuffer | ArrayBufferView,

@@ -131,6 +131,23 @@ func (s *Sharded) HasString(key string) bool { return s.Shards[Route(s.Router, k
 // Has reports whether key is probably in its shard.
 func (s *Sharded) Has(key []byte) bool { return s.HasString(string(key)) }
 
+// MarshalBinary returns the container, byte for byte what LoadSharded read
+// or the service's snapshot of the same shards: a copy kept in sync by
+// ApplyDelta is saved this way.
+func (s *Sharded) MarshalBinary() ([]byte, error) {
+	lengths := make([]uint64, len(s.Shards))
+	var body []byte
+	for i, f := range s.Shards {
+		b, err := f.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		lengths[i] = uint64(len(b))
+		body = append(body, b...)
+	}
+	return append(AppendHeader(nil, lengths), body...), nil
+}
+
 // Load reads a snapshot, plain or sharded, from data. Every filter in it may
 // have at most maxBits bits.
 func Load(data []byte, maxBits uint64) (Set, error) {

@@ -192,7 +192,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return errorf(http.StatusNotFound, "not_found", "no such endpoint: %s", r.URL.Path)
 	}
-	allowed := map[string]string{"": "PUT, GET, DELETE", "add": "POST", "check": "POST", "snapshot": "GET"}[action]
+	allowed := map[string]string{"": "PUT, GET, DELETE", "add": "POST", "check": "POST", "snapshot": "GET", "changes": "GET"}[action]
 	if !methodIn(r.Method, allowed) {
 		w.Header().Set("Allow", allowed)
 		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on this endpoint; allowed: %s", r.Method, allowed)
@@ -212,6 +212,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 		return s.keys(ctx, w, r, name, action)
 	case "snapshot GET":
 		return s.snapshot(ctx, w, name)
+	case "changes GET":
+		return s.changes(ctx, w, r, name)
 	}
 	return errorf(http.StatusNotFound, "not_found", "no such endpoint")
 }
@@ -253,7 +255,7 @@ func splitPath(p string) (name, action string, ok bool) {
 	}
 	name, action, _ = strings.Cut(rest, "/")
 	switch action {
-	case "", "add", "check", "snapshot":
+	case "", "add", "check", "snapshot", "changes":
 		return name, action, name != ""
 	}
 	return "", "", false
@@ -934,6 +936,11 @@ func (s *Server) snapshot(ctx context.Context, w http.ResponseWriter, name strin
 	if err != nil {
 		return err
 	}
+	return s.writeSnapshot(ctx, w, name, p, first)
+}
+
+// writeSnapshot streams the snapshot whose shard 0 is first.
+func (s *Server) writeSnapshot(ctx context.Context, w http.ResponseWriter, name string, p filterParams, first io.ReadCloser) error {
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", `attachment; filename="`+name+`.ebloom"`)

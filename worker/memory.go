@@ -7,13 +7,17 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 // memoryObjects implements the internal protocol (see Objects) in Go, with
@@ -38,6 +42,10 @@ type memoryObjects struct {
 type memoryShard struct {
 	params shardParams
 	filter *bloom.Filter
+	// epoch and log: the positions each add set, row by row (row i is
+	// position i+1). Nothing is compacted here: the whole log is the tail.
+	epoch uint32
+	log   [][]uint64
 }
 
 func newMemoryObjects() *memoryObjects {
@@ -130,21 +138,26 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			writeError(w, "", errorf(400, "invalid_params", "%v", err))
 			return
 		}
-		sh = &memoryShard{params: p, filter: f}
+		sh = &memoryShard{params: p, filter: f, epoch: 1 + rand.Uint32N(1<<32-2)}
 		o.shards[object] = sh
 	}
 	f := sh.filter
+	path, query, _ := strings.Cut(path, "?")
 	switch path {
 	case "/add", "/check":
 		var req struct{ Keys []string }
 		json.Unmarshal(body, &req)
 		out := make([]bool, len(req.Keys))
+		var row []uint64 // one log row an add that set bits, as shard.js writes
 		for i, k := range req.Keys {
 			if path == "/add" {
-				out[i] = f.AddString(k)
+				row, out[i] = f.AddChanges([]byte(k), row)
 			} else {
 				out[i] = f.HasString(k)
 			}
+		}
+		if len(row) > 0 {
+			sh.log = append(sh.log, row)
 		}
 		writeJSON(w, 200, map[string][]bool{map[string]string{"/add": "added", "/check": "present"}[path]: out})
 	case "/stats":
@@ -156,8 +169,40 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 	case "/snapshot":
 		b, _ := f.MarshalBinary()
 		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Header().Set(positionHeader, sh.position())
 		io.Copy(w, bytes.NewReader(b))
+	case "/position":
+		writeJSON(w, 200, map[string]uint64{"epoch": uint64(sh.epoch), "position": uint64(len(sh.log))})
+	case "/changes":
+		q, _ := url.ParseQuery(query)
+		since, err1 := strconv.ParseUint(q.Get("since"), 10, 64)
+		epoch, err2 := strconv.ParseUint(q.Get("epoch"), 10, 32)
+		if err1 != nil || err2 != nil {
+			writeError(w, "", errorf(400, "bad_shard_request", "GET /changes takes ?since=POSITION&epoch=EPOCH"))
+			return
+		}
+		to := uint64(len(sh.log))
+		var pos []uint64
+		if uint32(epoch) == sh.epoch && since <= to {
+			for _, row := range sh.log[since:] {
+				pos = append(pos, row...)
+			}
+		}
+		if uint32(epoch) != sh.epoch || since > to || 4*len(pos) > min(256<<10, int(f.PayloadSize())/2) {
+			writeError(w, "", errorf(410, "changes_gone", "the shard is at %s and no longer holds the changes since %d:%d", sh.position(), epoch, since))
+			return
+		}
+		w.Header().Set(positionHeader, sh.position())
+		if since < to {
+			w.Write(snapshot.AppendDeltaRecord(nil, snapshot.DeltaRecord{
+				Shard: uint32(p.Index), Epoch: sh.epoch, From: since, To: to, Count: f.Count(), Positions: pos,
+			}))
+		}
 	default:
 		writeError(w, "", errorf(404, "not_found", "no such shard endpoint"))
 	}
+}
+
+func (sh *memoryShard) position() string {
+	return strconv.FormatUint(uint64(sh.epoch), 10) + ":" + strconv.Itoa(len(sh.log))
 }

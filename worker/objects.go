@@ -21,7 +21,17 @@ import (
 //	  POST   /add      {"keys": [...]} → {"added": [...]}
 //	  POST   /check    {"keys": [...]} → {"present": [...]}
 //	  GET    /stats    → shardStats
-//	  GET    /snapshot → the shard's filter in the plain binary format
+//	  GET    /snapshot → the shard's filter in the plain binary format, with
+//	                     header X-Edgebloom-Position "epoch:position"
+//	  GET    /position → {"epoch", "position"}: the epoch of the shard's
+//	                     storage (random, drawn when it is made) and the
+//	                     last row of its log (rows count 1, 2, 3, ...)
+//	  GET    /changes?since=P&epoch=E → binary: the shard's record of a
+//	                     delta (docs/format.md, "Deltas") from position P,
+//	                     empty when nothing is new, with X-Edgebloom-Position;
+//	                     410 changes_gone when the shard no longer holds the
+//	                     rows after P of epoch E (see README.md, "Keeping a
+//	                     local copy in sync")
 //	  DELETE /shard    → 204
 //
 // A generation is a positive integer that only grows: each filter made under

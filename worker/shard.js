@@ -25,7 +25,7 @@
 // added even if the compaction after it fails.
 
 import { init, BloomFilter, _crashEngine, _memoryBudget, _memoryBytes } from 'edgebloom';
-import { Store, crc32, logLimit } from './store.js';
+import { Store, crc32, logLimit, deltaRecord, MAX_DELTA_RECORD } from './store.js';
 
 export { crc32 };
 
@@ -208,7 +208,7 @@ export class Shard {
       return await this.withEngine(`request ${requestId}`, () => {
         if (url.pathname === '/meta') return this.meta(request.method, body);
         if (url.pathname.startsWith('/_test/')) return this.testHook(url.pathname, body);
-        return this.shard(request, url.pathname, body);
+        return this.shard(request, url, body);
       });
     } catch (err) {
       if (err instanceof HttpError)
@@ -283,7 +283,8 @@ export class Shard {
     return json(201, params);
   }
 
-  shard(request, path, body) {
+  shard(request, url, body) {
+    const path = url.pathname;
     let p;
     try {
       p = JSON.parse(request.headers.get('X-Edgebloom-Shard'));
@@ -327,9 +328,47 @@ export class Shard {
       case 'GET /snapshot':
         // readBytes copies the encoding out a piece at a time: the engine
         // never holds a second copy of the shard.
-        return new Response(filter.readBytes(0), { headers: { 'Content-Type': 'application/octet-stream' } });
+        return new Response(filter.readBytes(0), {
+          headers: { 'Content-Type': 'application/octet-stream', 'X-Edgebloom-Position': this.position() },
+        });
+      case 'GET /position':
+        return json(200, { epoch: this.store.epoch, position: this.store.seq });
+      case 'GET /changes':
+        return this.changes(filter, p, url.searchParams);
     }
     throw new HttpError(404, 'not_found', `shard: no endpoint ${request.method} ${path}`);
+  }
+
+  position() {
+    return `${this.store.epoch}:${this.store.seq}`;
+  }
+
+  // changes answers the shard's record of a delta (docs/format.md,
+  // "Deltas") from position since of epoch: the bits its log set since,
+  // or nothing when nothing is new; 410 changes_gone when the log no longer
+  // holds them (folded past the tail, another epoch, a position this
+  // storage never had) or they would pass MAX_DELTA_RECORD or half the
+  // payload: the front answers the snapshot then.
+  changes(filter, p, query) {
+    const since = Number(query.get('since'));
+    const epoch = Number(query.get('epoch'));
+    if (!Number.isSafeInteger(since) || since < 0 || !Number.isSafeInteger(epoch))
+      throw new HttpError(400, 'bad_shard_request', 'GET /changes takes ?since=POSITION&epoch=EPOCH');
+    const limit = Math.min(MAX_DELTA_RECORD, (filter.byteLength - 72) / 2);
+    const positions = epoch === this.store.epoch ? this.store.changes(since, limit) : null;
+    if (!positions)
+      return errorResponse(
+        410,
+        'changes_gone',
+        `the shard is at ${this.position()} and no longer holds the changes since ${epoch}:${since}`,
+      );
+    const body =
+      since === this.store.seq
+        ? new Uint8Array(0)
+        : deltaRecord(p.index, epoch, since, this.store.seq, filter.count, positions);
+    return new Response(body, {
+      headers: { 'Content-Type': 'application/octet-stream', 'X-Edgebloom-Position': this.position() },
+    });
   }
 
   // stale is the error for a request of generation `got` at a shard that

@@ -7,12 +7,21 @@
 //                           its payload, CHUNK_BYTES each
 //   log (seq, data, crc)    one row an add that set bits: the filter's count
 //                           after it (uint64) and the positions of the bits
-//                           it set (uint32 each), little-endian
+//                           it set (uint32 each), little-endian; seq counts
+//                           1, 2, 3, ... and never goes back within an epoch
+//   logstate (k, v)         'epoch': a random number drawn when the filter's
+//                           storage is made; 'folded': the last seq the
+//                           chunks hold
+//
+// The rows up to 'folded' are the tail: the chunks hold them already, and
+// they stay (at most TAIL_BYTES of them) so that a copy of the
+// filter a little behind gets the bits it lacks as a delta (changes()).
 //
 // Every row carries a CRC-32 of its data. An add writes one log row,
 // proportional to what it set, in the transaction of its reply. compact()
 // writes the chunks the log touched and the header chunk from the filter in
-// memory, and deletes the log, in one transaction. load() rebuilds the
+// memory, marks the log folded into them and trims the tail, in one
+// transaction. load() rebuilds the
 // filter chunk by chunk, checks the whole encoding's checksum, then replays
 // the log; no step holds a second copy of the filter.
 
@@ -75,6 +84,55 @@ export function logLimit(payloadBytes) {
   return Math.max(256 << 10, payloadBytes / 4);
 }
 
+/**
+ * A delta answers no more than this many bytes of positions for one shard
+ * (nor more than half its payload): past it the snapshot is the better
+ * deal, or near it.
+ */
+export const MAX_DELTA_RECORD = 256 << 10;
+
+/**
+ * Log rows the chunks hold already stay, newest first, while they add up
+ * to this many bytes: what a delta may carry. Storage holds the payload,
+ * at most twice logLimit() of log (an add past it compacts), and this tail:
+ * 256 KiB a shard more at most, 21% of a 1 M-key shard at 1% (1.2 MB), 0.8%
+ * of a shard at the cap (32 MiB).
+ */
+export const TAIL_BYTES = MAX_DELTA_RECORD + COUNT_BYTES;
+
+// One shard record of a delta (docs/format.md, "Deltas"): the header, then
+// the positions (a Uint32Array, sorted here in place) each once, as LEB128
+// gaps.
+export function deltaRecord(shard, epoch, from, to, count, positions) {
+  positions.sort();
+  const body = new Uint8Array(5 * positions.length);
+  let b = 0;
+  let n = 0;
+  let prev = -1;
+  for (const p of positions) {
+    if (p === prev) continue;
+    let v = n === 0 ? p : p - prev;
+    while (v >= 0x80) {
+      body[b++] = (v & 0x7f) | 0x80;
+      v >>>= 7;
+    }
+    body[b++] = v;
+    prev = p;
+    n++;
+  }
+  const out = new Uint8Array(40 + b);
+  const view = new DataView(out.buffer);
+  view.setUint32(0, shard, true);
+  view.setUint32(4, epoch, true);
+  view.setBigUint64(8, BigInt(from), true);
+  view.setBigUint64(16, BigInt(to), true);
+  view.setBigUint64(24, BigInt(count), true);
+  view.setUint32(32, n, true);
+  view.setUint32(36, b, true);
+  out.set(body.subarray(0, b), 40);
+  return out;
+}
+
 /** A shard's chunks and log in a Durable Object's SQLite (ctx.storage). */
 export class Store {
   constructor(storage) {
@@ -84,6 +142,11 @@ export class Store {
     // compact() writes. Known after create() or load().
     this.logBytes = 0;
     this.dirty = new Set();
+    // The log's position (the last seq written), the last seq the chunks
+    // hold, and the epoch of the storage. Known after create() or load().
+    this.seq = 0;
+    this.folded = 0;
+    this.epoch = 0;
     // Rows and bytes written since the object started, for the tests and
     // the benchmark.
     this.chunkWrites = 0;
@@ -93,14 +156,21 @@ export class Store {
       'CREATE TABLE IF NOT EXISTS chunks (i INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)',
     );
     this.sql.exec('CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
+    this.sql.exec('CREATE TABLE IF NOT EXISTS logstate (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
+  }
+
+  setState(k, v) {
+    this.sql.exec('INSERT OR REPLACE INTO logstate (k, v) VALUES (?, ?)', k, v);
   }
 
   /** Drops the chunks and the log. */
   clear() {
     this.sql.exec('DELETE FROM chunks');
     this.sql.exec('DELETE FROM log');
+    this.sql.exec('DELETE FROM logstate');
     this.logBytes = 0;
     this.dirty.clear();
+    this.seq = this.folded = this.epoch = 0;
   }
 
   /** Writes every chunk of a new filter (in the caller's transaction). */
@@ -110,6 +180,14 @@ export class Store {
     for (let i = 0; i < n; i++) this.dirty.add(i);
     this.writeChunks(filter);
     this.dirty.clear();
+    this.newEpoch();
+  }
+
+  // newEpoch draws the storage's epoch, from 1: 0 is what a cursor of no
+  // storage holds.
+  newEpoch() {
+    this.epoch = 1 + (crypto.getRandomValues(new Uint32Array(1))[0] % 0xfffffffe);
+    this.setState('epoch', this.epoch);
   }
 
   /**
@@ -128,7 +206,8 @@ export class Store {
         view.setUint32(COUNT_BYTES + 4 * i, part[i], true);
         this.dirty.add(Math.floor(part[i] / 8 / CHUNK_BYTES));
       }
-      this.sql.exec('INSERT INTO log (data, crc) VALUES (?, ?)', data.buffer, crc32(data));
+      this.sql.exec('INSERT INTO log (seq, data, crc) VALUES (?, ?, ?)', this.seq + 1, data.buffer, crc32(data));
+      this.seq++;
       this.logWrites++;
       this.bytesWritten += data.length;
       this.logBytes += data.length;
@@ -145,11 +224,52 @@ export class Store {
   compact(filter, pause) {
     this.storage.transactionSync(() => {
       this.writeChunks(filter);
-      this.sql.exec('DELETE FROM log');
+      this.setState('folded', this.seq);
+      // The tail: the newest rows while they fit TAIL_BYTES.
+      const limit = TAIL_BYTES;
+      let kept = 0;
+      let cut = 0;
+      for (const row of this.sql.exec('SELECT seq, length(data) AS n FROM log ORDER BY seq DESC')) {
+        kept += row.n;
+        if (kept > limit) {
+          cut = row.seq;
+          break;
+        }
+      }
+      this.sql.exec('DELETE FROM log WHERE seq <= ?', cut);
       pause?.();
     });
+    this.folded = this.seq;
     this.logBytes = 0;
     this.dirty.clear();
+  }
+
+  /**
+   * What the log holds from position since (exclusive) to this.seq, for a
+   * delta: the positions set, or null when the log no longer holds all of
+   * it (folded into the chunks past the tail, or a position this storage
+   * never had), or when they pass maxBytes (the snapshot is the better
+   * deal then).
+   */
+  changes(since, maxBytes) {
+    if (since === this.seq) return new Uint32Array(0);
+    if (since > this.seq) return null;
+    const [{ first, bytes }] = this.sql
+      .exec('SELECT min(seq) AS first, sum(length(data)) AS bytes FROM log WHERE seq > ?', since)
+      .toArray();
+    if (first !== since + 1 || bytes > maxBytes + COUNT_BYTES * (this.seq - since)) return null;
+    // Checked before anything is allocated: at most maxBytes of positions.
+    const out = new Uint32Array((bytes - COUNT_BYTES * (this.seq - since)) / 4);
+    let n = 0;
+    for (const row of this.sql.exec('SELECT seq, data, crc FROM log WHERE seq > ? ORDER BY seq', since)) {
+      const data = new Uint8Array(row.data);
+      // A damaged row of the tail is no damage of the filter (the chunks
+      // hold it): the copy gets the snapshot instead.
+      if (crc32(data) !== row.crc || (data.length - COUNT_BYTES) % 4 !== 0) return null;
+      const view = new DataView(data.buffer);
+      for (let i = COUNT_BYTES; i < data.length && n < out.length; i += 4) out[n++] = view.getUint32(i, true);
+    }
+    return n === out.length ? out : null;
   }
 
   // writeChunks writes the dirty chunks and the header chunk from filter.
@@ -234,7 +354,19 @@ export class Store {
     }
     this.logBytes = 0;
     this.dirty.clear();
-    for (const row of this.sql.exec('SELECT seq, data, crc FROM log ORDER BY seq')) {
+    const state = Object.fromEntries(
+      this.sql
+        .exec('SELECT k, v FROM logstate')
+        .toArray()
+        .map((r) => [r.k, r.v]),
+    );
+    this.folded = state.folded ?? 0;
+    this.epoch = state.epoch ?? 0;
+    // Storage made before epochs draws one now.
+    if (!this.epoch) this.newEpoch();
+    const [{ last }] = this.sql.exec('SELECT max(seq) AS last FROM log').toArray();
+    this.seq = Math.max(this.folded, last ?? 0);
+    for (const row of this.sql.exec('SELECT seq, data, crc FROM log WHERE seq > ? ORDER BY seq', this.folded)) {
       const data = new Uint8Array(row.data);
       const crc = crc32(data);
       if (crc !== row.crc) return `log row ${row.seq} failed its CRC-32 check (stored ${row.crc}, computed ${crc})`;
@@ -272,7 +404,14 @@ export class Store {
     return {
       ...this.counters(),
       chunks: this.sql.exec('SELECT i, length(data) AS bytes, crc FROM chunks ORDER BY i').toArray(),
-      log: this.sql.exec('SELECT seq, length(data) AS bytes FROM log ORDER BY seq').toArray(),
+      log: this.sql
+        .exec('SELECT seq, length(data) AS bytes FROM log WHERE seq > ? ORDER BY seq', this.folded)
+        .toArray(),
+      tail: this.sql
+        .exec('SELECT seq, length(data) AS bytes FROM log WHERE seq <= ? ORDER BY seq', this.folded)
+        .toArray(),
+      seq: this.seq,
+      epoch: this.epoch,
     };
   }
 }

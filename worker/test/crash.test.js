@@ -4,12 +4,10 @@
 // its own (serve.js), and the whole group is killed.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, client, TOKEN, WORKER_DIR } from '../harness.js';
+import { buildWorker, serveProcess } from '../harness.js';
 
 let dir;
 let out;
@@ -24,61 +22,7 @@ after(() => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-/** Starts serve.js on state; kill() sends SIGKILL to its process group. */
-async function serve(state) {
-  const child = spawn(process.execPath, [join(WORKER_DIR, 'serve.js'), out, state], {
-    cwd: WORKER_DIR,
-    env: { ...process.env, EDGEBLOOM_TEST_TOKEN: TOKEN },
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let log = '';
-  const waiters = [];
-  const onData = (d) => {
-    log += d;
-    for (const w of waiters.splice(0)) w();
-  };
-  child.stdout.on('data', onData);
-  child.stderr.on('data', onData);
-  const exited = once(child, 'exit');
-  // waitFor resolves once the output matches re.
-  const waitFor = async (re) => {
-    while (!re.test(log)) {
-      if (child.exitCode !== null) throw new Error(`serve.js exited:\n${log}`);
-      await new Promise((r) => waiters.push(r));
-    }
-    return log.match(re);
-  };
-  const [, url, control] = await waitFor(/^ready (\S+) (\S+)$/m);
-  const request = client(fetch, url.replace(/\/$/, ''));
-  return {
-    request,
-    waitFor,
-    hook: (object, path, body) =>
-      fetch(`${control}/hook/${encodeURIComponent(object)}${path}`, {
-        method: body === undefined ? 'GET' : 'POST',
-        body: body === undefined ? undefined : JSON.stringify(body),
-      }).then(async (r) => ({ status: r.status, json: await r.json().catch(() => null) })),
-    async kill() {
-      process.kill(-child.pid, 'SIGKILL');
-      await exited;
-      // Every process of the group, workerd included, is gone.
-      await waitGone(child.pid);
-    },
-  };
-}
-
-async function waitGone(pgid) {
-  for (;;) {
-    try {
-      process.kill(-pgid, 0);
-    } catch (err) {
-      if (err.code === 'ESRCH') return;
-      throw err;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
+const serve = (state) => serveProcess(out, state);
 
 async function missing(s, name, keys) {
   const lost = [];

@@ -1,0 +1,235 @@
+// Deltas: the bits a service filter set since a copy's cursor (the edge
+// service's GET /v1/filters/{name}/changes?since=CURSOR), applied to a
+// local copy loaded from its snapshot. The format is in docs/format.md
+// ("Deltas") and Go's snapshot/delta.go; the apply runs here in JS, through
+// applyChanges, so the engine (the wasm, with its gzip budget) does not grow.
+
+import { codedError } from './core.js';
+import { BloomFilter } from './classic.js';
+import { ShardedBloomFilter } from './sharded.js';
+
+const MAGIC = [0x45, 0x42, 0x44, 0x4c]; // "EBDL"
+const HEADER = 48;
+const RECORD = 40;
+const TRAILER = 4;
+const MAX_SHARDS = 1 << 16;
+const MAX_BITS = 2 ** 32;
+const MAX_HASHES = 64;
+const MAX_CURSOR = 4096;
+
+const fail = (code, message) => codedError(Error, code, `edgebloom: applyDelta: ${message}`);
+
+// CRC-32 (IEEE), a byte a step: a delta is kilobytes.
+let table;
+function crc32(bytes) {
+  if (!table) {
+    table = new Int32Array(256);
+    for (let n = 0; n < 256; n++) {
+      let c = n;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      table[n] = c;
+    }
+  }
+  let c = -1;
+  for (let i = 0; i < bytes.length; i++) c = table[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ -1) >>> 0;
+}
+
+// A reader of unsigned LEB128 varints below 2^53 from bytes[at, end).
+function varints(bytes, at, end) {
+  return () => {
+    let v = 0;
+    for (let scale = 1; at < end && scale <= 2 ** 49; scale *= 128) {
+      const b = bytes[at++];
+      v += (b & 0x7f) * scale;
+      if (b < 0x80) return v;
+    }
+    return -1;
+  };
+}
+
+function appendVarint(out, v) {
+  while (v >= 0x80) {
+    out.push((v % 128) | 0x80);
+    v = Math.floor(v / 128);
+  }
+  out.push(v);
+}
+
+/** Reads the service's X-Edgebloom-Cursor token: {generation, shards: [{epoch, position}]}. */
+export function parseCursor(token) {
+  const bad = () =>
+    fail(
+      'ERR_ARG',
+      `"cursor" must be the X-Edgebloom-Cursor token the service sent, got ${String(token).slice(0, 80)}`,
+    );
+  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(token))
+    throw bad();
+  let bin;
+  try {
+    bin = atob(token.replace(/-/g, '+').replace(/_/g, '/'));
+  } catch {
+    throw bad();
+  }
+  const bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
+  if (bytes[0] !== 1) throw bad();
+  const next = varints(bytes, 1, bytes.length);
+  const generation = next();
+  const s = next();
+  if (generation < 0 || s < 1 || s > (bytes.length - 1) / 2) throw bad();
+  const shards = [];
+  for (let i = 0; i < s; i++) {
+    const epoch = next();
+    const position = next();
+    if (epoch < 0 || epoch > 0xffffffff || position < 0) throw bad();
+    shards.push({ epoch, position });
+  }
+  if (next() !== -1) throw bad();
+  return { generation, shards };
+}
+
+/** The token of a cursor, as the service writes it (Go's snapshot.Cursor.Text). */
+export function formatCursor({ generation, shards }) {
+  const out = [1];
+  appendVarint(out, generation);
+  appendVarint(out, shards.length);
+  for (const { epoch, position } of shards) {
+    appendVarint(out, epoch);
+    appendVarint(out, position);
+  }
+  return btoa(String.fromCharCode(...out))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+}
+
+// decode checks a delta's structure and returns its records, positions as
+// Uint32Arrays; nothing is allocated before the lengths are checked.
+function decode(bytes) {
+  if (bytes.length < HEADER + TRAILER) throw fail('ERR_TRUNCATED', `${bytes.length} bytes is shorter than a delta`);
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const u64 = (at) => {
+    const v = dv.getBigUint64(at, true);
+    if (v > BigInt(Number.MAX_SAFE_INTEGER)) throw fail('ERR_CORRUPT', `a field at byte ${at} is over 2^53`);
+    return Number(v);
+  };
+  if (!MAGIC.every((b, i) => bytes[i] === b)) throw fail('ERR_NOT_FILTER', 'not a delta (magic "EBDL")');
+  if (bytes[4] !== 1) throw fail('ERR_VERSION', `delta version ${bytes[4]}`);
+  if (bytes[5] !== 1) throw fail('ERR_KIND', `a delta of kind ${bytes[5]}`);
+  const d = { generation: u64(8), seed: dv.getBigUint64(16, true), bits: u64(24), hashes: dv.getUint32(32, true) };
+  d.shards = dv.getUint32(36, true);
+  const r = dv.getUint32(40, true);
+  if (bytes[6] !== 0 || bytes[7] !== 0 || dv.getUint32(44, true) !== 0) throw fail('ERR_CORRUPT', 'reserved bytes set');
+  if (d.bits < 1 || d.bits > MAX_BITS || d.hashes < 1 || d.hashes > MAX_HASHES)
+    throw fail('ERR_CORRUPT', `m = ${d.bits}, k = ${d.hashes}`);
+  if (d.shards < 1 || d.shards > MAX_SHARDS || r > d.shards)
+    throw fail('ERR_CORRUPT', `${r} records of ${d.shards} shards`);
+  const end = bytes.length - TRAILER;
+  let off = HEADER;
+  for (let i = 0; i < r; i++) {
+    if (end - off < RECORD) throw fail('ERR_TRUNCATED', 'a record runs past the end');
+    const b = dv.getUint32(off + 36, true);
+    if (end - off - RECORD < b) throw fail('ERR_TRUNCATED', "a record's positions run past the end");
+    off += RECORD + b;
+  }
+  if (off !== end) throw fail('ERR_CORRUPT', `${end - off} bytes after the last record`);
+  const sum = crc32(bytes.subarray(0, end));
+  if (sum !== dv.getUint32(end, true)) throw fail('ERR_CHECKSUM', 'the CRC-32 does not match');
+  d.records = [];
+  off = HEADER;
+  for (let i = 0; i < r; i++) {
+    const rec = { shard: dv.getUint32(off, true), epoch: dv.getUint32(off + 4, true) };
+    rec.from = u64(off + 8);
+    rec.to = u64(off + 16);
+    rec.count = u64(off + 24);
+    const n = dv.getUint32(off + 32, true);
+    const b = dv.getUint32(off + 36, true);
+    const prev = d.records[i - 1];
+    if (rec.shard >= d.shards || (prev && rec.shard <= prev.shard))
+      throw fail('ERR_CORRUPT', `record ${i} is of shard ${rec.shard}`);
+    if (rec.to <= rec.from) throw fail('ERR_CORRUPT', `record ${i} goes from ${rec.from} to ${rec.to}`);
+    if (rec.count > 64 * d.bits) throw fail('ERR_CORRUPT', `record ${i} has count ${rec.count}`);
+    if (n > b || n > d.bits) throw fail('ERR_CORRUPT', `record ${i} has ${n} positions in ${b} bytes`);
+    const start = off + RECORD;
+    let at = start;
+    rec.changed = new Uint32Array(n);
+    let p = 0;
+    for (let j = 0; j < n; j++) {
+      // Inline LEB128: this loop is the apply's cost.
+      let v = 0;
+      let scale = 1;
+      let byte;
+      do {
+        if (at >= start + b || scale > 2 ** 28) throw fail('ERR_CORRUPT', `record ${i}: position ${j} is no varint`);
+        byte = bytes[at++];
+        v += (byte & 0x7f) * scale;
+        scale *= 128;
+      } while (byte >= 0x80);
+      if (j > 0 && v === 0) throw fail('ERR_CORRUPT', `record ${i}: position ${j} repeats the one before`);
+      p = j === 0 ? v : p + v;
+      if (p >= d.bits) throw fail('ERR_CORRUPT', `record ${i}: position ${j} is ${p}, m is ${d.bits}`);
+      rec.changed[j] = p;
+    }
+    if (at !== start + b) throw fail('ERR_CORRUPT', `record ${i}: bytes after its positions`);
+    d.records.push(rec);
+    off = start + b;
+  }
+  return d;
+}
+
+/**
+ * Applies a delta (the body of GET /v1/filters/{name}/changes?since=CURSOR
+ * answered with X-Edgebloom-Format: delta) to filter, the copy loaded from
+ * the service's snapshot and holding what cursor names, and returns the
+ * cursor of what it holds now (the answer's X-Edgebloom-Cursor). Refused,
+ * changing nothing: a malformed delta (ERR_TRUNCATED, ERR_NOT_FILTER,
+ * ERR_VERSION, ERR_KIND, ERR_CORRUPT, ERR_CHECKSUM); one of another filter
+ * (ERR_INCOMPATIBLE); of another generation or shard storage
+ * (ERR_GENERATION: load the snapshot again); one that starts elsewhere than
+ * the copy's position (ERR_GAP).
+ */
+export function applyDelta(filter, bytes, cursor) {
+  let shards;
+  if (filter instanceof ShardedBloomFilter) shards = Array.from({ length: filter.shards }, (_, i) => filter.shard(i));
+  else if (filter instanceof BloomFilter) shards = [filter];
+  else throw new TypeError('edgebloom: applyDelta takes a BloomFilter or a ShardedBloomFilter');
+  if (bytes instanceof ArrayBuffer) bytes = new Uint8Array(bytes);
+  if (!(bytes instanceof Uint8Array))
+    throw new TypeError('edgebloom: applyDelta: the delta must be a Uint8Array or ArrayBuffer');
+  const at = parseCursor(cursor);
+  const d = decode(bytes);
+  if (at.shards.length !== shards.length)
+    throw fail('ERR_ARG', `the cursor names ${at.shards.length} shards, the copy has ${shards.length}`);
+  if (d.shards !== shards.length)
+    throw fail('ERR_INCOMPATIBLE', `the delta is of a filter of ${d.shards} shards, the copy has ${shards.length}`);
+  shards.forEach((f, i) => {
+    const head = new DataView(f.readBytes(0, 64).buffer);
+    const [seed, bits, hashes] = [head.getBigUint64(8, true), f.bits, f.hashes];
+    if (bits !== d.bits || hashes !== d.hashes || seed !== d.seed)
+      throw fail(
+        'ERR_INCOMPATIBLE',
+        `the delta is of shards of m = ${d.bits}, k = ${d.hashes}, seed ${d.seed}; ` +
+          `shard ${i} of the copy has m = ${bits}, k = ${hashes}, seed ${seed}`,
+      );
+  });
+  if (d.generation !== at.generation)
+    throw fail(
+      'ERR_GENERATION',
+      `the delta is of generation ${d.generation}, the copy of ${at.generation}: load the snapshot again`,
+    );
+  for (const r of d.records) {
+    const { epoch, position } = at.shards[r.shard];
+    if (r.epoch !== epoch)
+      throw fail(
+        'ERR_GENERATION',
+        `shard ${r.shard}: the delta is of epoch ${r.epoch}, the copy of ${epoch}: load the snapshot again`,
+      );
+    if (r.from !== position)
+      throw fail('ERR_GAP', `shard ${r.shard}: the delta starts at position ${r.from}, the copy is at ${position}`);
+  }
+  for (const r of d.records) {
+    shards[r.shard].applyChanges({ changed: r.changed, count: r.count });
+    at.shards[r.shard].position = r.to;
+  }
+  return formatCursor(at);
+}

@@ -1,0 +1,370 @@
+package snapshot
+
+import (
+	"encoding/base64"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"slices"
+
+	"github.com/edgebloom/edgebloom/bloom"
+)
+
+// A delta carries the bits a service filter set since a copy's cursor, so
+// that a local copy (a plain filter or a Sharded container loaded from the
+// service's snapshot) can follow the service without downloading the whole
+// snapshot again. docs/format.md ("Deltas") documents it field by field;
+// little-endian:
+//
+//	offset  size  field
+//	0       4     magic "EBDL"
+//	4       1     delta version, 1
+//	5       1     kind of the shards, 1 (classic)
+//	6       2     reserved, 0
+//	8       8     generation of the filter
+//	16      8     seed of the shards
+//	24      8     m, bits of each shard (at most 2^32)
+//	32      4     k, hashes of each shard
+//	36      4     s, shards (1 for a plain filter)
+//	40      4     r, shard records that follow (at most s)
+//	44      4     reserved, 0
+//	48      ...   r shard records, in increasing shard index:
+//	          0   4  shard index
+//	          4   4  epoch of the shard's storage
+//	          8   8  from: the shard's log position the copy holds
+//	          16  8  to: the position after these changes (> from)
+//	          24  8  count: the shard's count at to
+//	          32  4  n, positions
+//	          36  4  b, bytes of positions
+//	          40  b  the n positions set, increasing, as LEB128 varints:
+//	                 the first itself, each next its distance from the one
+//	                 before (at least 1)
+//	end-4   4     CRC-32 (IEEE) of every byte before it
+//
+// Every length is checked against the input before anything is allocated.
+
+// DeltaMagic starts a delta.
+const DeltaMagic = "EBDL"
+
+const (
+	deltaVersion      = 1
+	deltaHeaderSize   = 48
+	deltaRecordHeader = 40
+	deltaTrailer      = 4
+	// MaxDeltaBits is the largest m a delta describes: positions are
+	// varints of at most 5 bytes.
+	MaxDeltaBits = 1 << 32
+	kindClassic  = 1
+)
+
+// A Cursor names what a copy holds: the filter's generation and, for each
+// shard, the epoch of its storage and its position in its log. The service
+// sends it as the opaque token X-Edgebloom-Cursor; Text and ParseCursor
+// convert.
+type Cursor struct {
+	Generation uint64
+	Shards     []ShardPosition
+}
+
+// A ShardPosition is one shard's place in a Cursor.
+type ShardPosition struct {
+	Epoch    uint32
+	Position uint64
+}
+
+// maxCursorBytes bounds a token: 64 shards take at most 16+64·15 bytes.
+const maxCursorBytes = 4096
+
+// Text returns the cursor as the service's token: base64url without
+// padding of a version byte (1), then the generation, s and each shard's
+// epoch and position as unsigned LEB128 varints.
+func (c Cursor) Text() string {
+	b := []byte{1}
+	b = binary.AppendUvarint(b, c.Generation)
+	b = binary.AppendUvarint(b, uint64(len(c.Shards)))
+	for _, sh := range c.Shards {
+		b = binary.AppendUvarint(b, uint64(sh.Epoch))
+		b = binary.AppendUvarint(b, sh.Position)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ParseCursor reads a token that Text made.
+func ParseCursor(token string) (Cursor, error) {
+	var c Cursor
+	bad := func(why string) (Cursor, error) {
+		return Cursor{}, fmt.Errorf("snapshot: not a cursor: %s", why)
+	}
+	if len(token) > maxCursorBytes {
+		return bad("too long")
+	}
+	b, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil || len(b) == 0 || b[0] != 1 {
+		return bad("not base64url of a version 1 cursor")
+	}
+	b = b[1:]
+	next := func() (uint64, bool) {
+		v, n := binary.Uvarint(b)
+		if n <= 0 {
+			return 0, false
+		}
+		b = b[n:]
+		return v, true
+	}
+	g, ok1 := next()
+	s, ok2 := next()
+	// Each shard takes at least two bytes: s is checked before allocating.
+	if !ok1 || !ok2 || s < 1 || s > uint64(len(b))/2 {
+		return bad("bad header")
+	}
+	c.Generation = g
+	c.Shards = make([]ShardPosition, s)
+	for i := range c.Shards {
+		e, ok1 := next()
+		p, ok2 := next()
+		if !ok1 || !ok2 || e > 1<<32-1 {
+			return bad("bad shard position")
+		}
+		c.Shards[i] = ShardPosition{uint32(e), p}
+	}
+	if len(b) != 0 {
+		return bad("bytes after the last shard")
+	}
+	return c, nil
+}
+
+// A DeltaRecord is what one shard changed between two positions.
+type DeltaRecord struct {
+	Shard     uint32
+	Epoch     uint32
+	From, To  uint64
+	Count     uint64
+	Positions []uint64 // increasing
+}
+
+// A Delta is a decoded delta.
+type Delta struct {
+	Generation uint64
+	Seed       uint64
+	M          uint64
+	K          uint32
+	Shards     uint32
+	Records    []DeltaRecord
+}
+
+// AppendDeltaHeader appends the 48-byte header of a delta of records
+// records to dst.
+func AppendDeltaHeader(dst []byte, generation, seed, m uint64, k, shards, records uint32) []byte {
+	le := binary.LittleEndian
+	dst = append(dst, DeltaMagic...)
+	dst = append(dst, deltaVersion, kindClassic, 0, 0)
+	dst = le.AppendUint64(dst, generation)
+	dst = le.AppendUint64(dst, seed)
+	dst = le.AppendUint64(dst, m)
+	dst = le.AppendUint32(dst, k)
+	dst = le.AppendUint32(dst, shards)
+	dst = le.AppendUint32(dst, records)
+	return le.AppendUint32(dst, 0)
+}
+
+// AppendDeltaRecord appends one shard record to dst. Positions may come in
+// any order and more than once (the rows of a shard's log): they are
+// sorted and deduplicated in place first.
+func AppendDeltaRecord(dst []byte, r DeltaRecord) []byte {
+	slices.Sort(r.Positions)
+	pos := slices.Compact(r.Positions)
+	var body []byte
+	prev := uint64(0)
+	for i, p := range pos {
+		if i == 0 {
+			body = binary.AppendUvarint(body, p)
+		} else {
+			body = binary.AppendUvarint(body, p-prev)
+		}
+		prev = p
+	}
+	le := binary.LittleEndian
+	dst = le.AppendUint32(dst, r.Shard)
+	dst = le.AppendUint32(dst, r.Epoch)
+	dst = le.AppendUint64(dst, r.From)
+	dst = le.AppendUint64(dst, r.To)
+	dst = le.AppendUint64(dst, r.Count)
+	dst = le.AppendUint32(dst, uint32(len(pos)))
+	dst = le.AppendUint32(dst, uint32(len(body)))
+	return append(dst, body...)
+}
+
+// AppendDeltaTrailer appends the CRC-32 of delta, which holds the header
+// and every record, to it.
+func AppendDeltaTrailer(delta []byte) []byte {
+	return binary.LittleEndian.AppendUint32(delta, crc32.ChecksumIEEE(delta))
+}
+
+// EncodeDelta encodes d.
+func EncodeDelta(d *Delta) []byte {
+	out := AppendDeltaHeader(nil, d.Generation, d.Seed, d.M, d.K, d.Shards, uint32(len(d.Records)))
+	for _, r := range d.Records {
+		out = AppendDeltaRecord(out, r)
+	}
+	return AppendDeltaTrailer(out)
+}
+
+func deltaError(base error, format string, args ...any) error {
+	return fmt.Errorf("snapshot: delta: %w: "+format, append([]any{base}, args...)...)
+}
+
+// DecodeDelta reads a delta. Its structure (lengths, the checksum, the
+// order of records and positions, positions below m) is checked before
+// anything but the positions of one record at a time is allocated; that
+// it fits a copy is ApplyDelta's to check. Errors wrap bloom's sentinels:
+// ErrNotFilter, ErrVersion, ErrCorrupt, ErrChecksum, or io.ErrUnexpectedEOF.
+func DecodeDelta(data []byte) (*Delta, error) {
+	le := binary.LittleEndian
+	if len(data) < deltaHeaderSize+deltaTrailer {
+		return nil, deltaError(io.ErrUnexpectedEOF, "%d bytes is shorter than a delta", len(data))
+	}
+	d := &Delta{
+		Generation: le.Uint64(data[8:]), Seed: le.Uint64(data[16:]), M: le.Uint64(data[24:]),
+		K: le.Uint32(data[32:]), Shards: le.Uint32(data[36:]),
+	}
+	r := le.Uint32(data[40:])
+	switch {
+	case string(data[:4]) != DeltaMagic:
+		return nil, deltaError(bloom.ErrNotFilter, "bad magic")
+	case data[4] != deltaVersion:
+		return nil, deltaError(bloom.ErrVersion, "delta version %d", data[4])
+	case data[5] != kindClassic:
+		return nil, deltaError(bloom.ErrKind, "kind %d", data[5])
+	case data[6] != 0 || data[7] != 0 || le.Uint32(data[44:]) != 0:
+		return nil, deltaError(bloom.ErrCorrupt, "reserved bytes set")
+	case d.M < 1 || d.M > MaxDeltaBits || d.K < 1 || d.K > bloom.MaxHashes:
+		return nil, deltaError(bloom.ErrCorrupt, "m = %d, k = %d", d.M, d.K)
+	case d.Shards < 1 || d.Shards > MaxShards || r > d.Shards:
+		return nil, deltaError(bloom.ErrCorrupt, "%d records of %d shards", r, d.Shards)
+	}
+	// The lengths first: every record's must fit what is left.
+	end := uint64(len(data) - deltaTrailer)
+	off := uint64(deltaHeaderSize)
+	for range r {
+		if end-off < deltaRecordHeader {
+			return nil, deltaError(io.ErrUnexpectedEOF, "a record runs past the end")
+		}
+		b := uint64(le.Uint32(data[off+36:]))
+		if end-off-deltaRecordHeader < b {
+			return nil, deltaError(io.ErrUnexpectedEOF, "a record's positions run past the end")
+		}
+		off += deltaRecordHeader + b
+	}
+	if off != end {
+		return nil, deltaError(bloom.ErrCorrupt, "%d bytes after the last record", end-off)
+	}
+	if got, want := crc32.ChecksumIEEE(data[:end]), le.Uint32(data[end:]); got != want {
+		return nil, deltaError(bloom.ErrChecksum, "CRC-32 %08x, stored %08x", got, want)
+	}
+	d.Records = make([]DeltaRecord, r)
+	off = deltaHeaderSize
+	for i := range d.Records {
+		rec := DeltaRecord{
+			Shard: le.Uint32(data[off:]), Epoch: le.Uint32(data[off+4:]),
+			From: le.Uint64(data[off+8:]), To: le.Uint64(data[off+16:]), Count: le.Uint64(data[off+24:]),
+		}
+		n, b := uint64(le.Uint32(data[off+32:])), uint64(le.Uint32(data[off+36:]))
+		switch {
+		case rec.Shard >= d.Shards || (i > 0 && rec.Shard <= d.Records[i-1].Shard):
+			return nil, deltaError(bloom.ErrCorrupt, "record %d is of shard %d", i, rec.Shard)
+		case rec.To <= rec.From:
+			return nil, deltaError(bloom.ErrCorrupt, "record %d goes from %d to %d", i, rec.From, rec.To)
+		case rec.Count > bloom.MaxCountPerBit*d.M:
+			return nil, deltaError(bloom.ErrCorrupt, "record %d has count %d", i, rec.Count)
+		case n > b || n > d.M:
+			return nil, deltaError(bloom.ErrCorrupt, "record %d has %d positions in %d bytes", i, n, b)
+		}
+		body := data[off+deltaRecordHeader : off+deltaRecordHeader+b]
+		rec.Positions = make([]uint64, n)
+		for j := range rec.Positions {
+			v, w := binary.Uvarint(body)
+			if w <= 0 || (j > 0 && v == 0) {
+				return nil, deltaError(bloom.ErrCorrupt, "record %d: position %d is not a valid varint", i, j)
+			}
+			body = body[w:]
+			if j > 0 {
+				v += rec.Positions[j-1]
+			}
+			if v >= d.M {
+				return nil, deltaError(bloom.ErrCorrupt, "record %d: position %d is %d, m is %d", i, j, v, d.M)
+			}
+			rec.Positions[j] = v
+		}
+		if len(body) != 0 {
+			return nil, deltaError(bloom.ErrCorrupt, "record %d: bytes after its positions", i)
+		}
+		d.Records[i] = rec
+		off += deltaRecordHeader + b
+	}
+	return d, nil
+}
+
+// ErrDeltaMismatch is wrapped by ApplyDelta's refusals of a well-formed
+// delta that does not fit the copy: of another filter, of another
+// generation, or not starting where the copy is (a gap).
+var ErrDeltaMismatch = fmt.Errorf("snapshot: the delta does not fit the copy")
+
+// ApplyDelta applies the delta in data to copy, a *bloom.Filter (one shard)
+// or a *Sharded, which holds what cursor names, and returns the cursor of
+// what it holds after. A delta of another filter (kind, m, k, seed or
+// number of shards), of another generation or epoch, or that starts at
+// another position than cursor's (a gap) is refused with an error wrapping
+// ErrDeltaMismatch, and a malformed one as DecodeDelta refuses it; either
+// way copy and cursor are unchanged.
+func ApplyDelta(dst Set, cursor Cursor, data []byte) (Cursor, error) {
+	var shards []*bloom.Filter
+	switch c := dst.(type) {
+	case *bloom.Filter:
+		shards = []*bloom.Filter{c}
+	case *Sharded:
+		shards = c.Shards
+	default:
+		return cursor, fmt.Errorf("snapshot: ApplyDelta takes a *bloom.Filter or a *Sharded, not %T", dst)
+	}
+	d, err := DecodeDelta(data)
+	if err != nil {
+		return cursor, err
+	}
+	mismatch := func(format string, args ...any) (Cursor, error) {
+		return cursor, fmt.Errorf("%w: "+format, append([]any{ErrDeltaMismatch}, args...)...)
+	}
+	if len(cursor.Shards) != len(shards) {
+		return mismatch("the cursor names %d shards, the copy has %d", len(cursor.Shards), len(shards))
+	}
+	if int(d.Shards) != len(shards) {
+		return mismatch("the delta is of a filter of %d shards, the copy has %d", d.Shards, len(shards))
+	}
+	for i, f := range shards {
+		if f.NumBits() != d.M || f.NumHashes() != d.K || f.Seed() != d.Seed {
+			return mismatch("the delta is of shards of m = %d, k = %d, seed %d; shard %d of the copy has m = %d, k = %d, seed %d",
+				d.M, d.K, d.Seed, i, f.NumBits(), f.NumHashes(), f.Seed())
+		}
+	}
+	if d.Generation != cursor.Generation {
+		return mismatch("the delta is of generation %d, the copy of %d: load the snapshot again", d.Generation, cursor.Generation)
+	}
+	for _, r := range d.Records {
+		at := cursor.Shards[r.Shard]
+		switch {
+		case r.Epoch != at.Epoch:
+			return mismatch("shard %d: the delta is of epoch %d, the copy of %d: load the snapshot again", r.Shard, r.Epoch, at.Epoch)
+		case r.From != at.Position:
+			return mismatch("shard %d: the delta starts at position %d, the copy is at %d", r.Shard, r.From, at.Position)
+		}
+	}
+	next := Cursor{Generation: cursor.Generation, Shards: slices.Clone(cursor.Shards)}
+	for _, r := range d.Records {
+		// Checked above: every position is below m, so nothing fails here.
+		if err := shards[r.Shard].ApplyChanges(r.Positions, r.Count); err != nil {
+			panic(err)
+		}
+		next.Shards[r.Shard].Position = r.To
+	}
+	return next, nil
+}
