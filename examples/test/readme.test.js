@@ -1,6 +1,8 @@
 // Each example's README names the versions the example runs on and the
 // command that runs it: the versions must be those its go.mod or
-// package.json pins, and the command must be there.
+// package.json pins, and the command must be there. An example with
+// neither (a page served from the service's origin) names the test that
+// runs it, which must exist.
 
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -26,6 +28,10 @@ for (const name of examples) {
           assert.equal(named[1], version, `${dep} in README.md and package.json`);
         }
       }
+    } else if (!existsSync(path.join(dir, 'go.mod'))) {
+      const run = readme.match(/node --test (e2e\/[\w.-]+\.test\.js)/);
+      assert.ok(run, 'the command that runs it: node --test of its test');
+      assert.ok(existsSync(path.join(examplesDir, '..', run[1])), `${run[1]} exists`);
     } else {
       // "[name](https://github.com/owner/repo) vX.Y.Z" against go.mod's require.
       const gomod = readFileSync(path.join(dir, 'go.mod'), 'utf8');
