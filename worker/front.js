@@ -40,7 +40,6 @@ export class FrontStopped extends Error {
 export function front({ module, Go, extra = {} }) {
   let current = null; // the running instance (see start)
   let starting = null; // the promise of the instance being started
-  let starts = 0;
 
   async function start(env) {
     const go = new Go();
@@ -60,7 +59,6 @@ export function front({ module, Go, extra = {} }) {
     let ready;
     const readyPromise = new Promise((resolve) => (ready = resolve));
     const instance = new WebAssembly.Instance(module, { ...go.importObject, workers: { ready: () => ready() } });
-    starts++;
     const startFailed = new Promise((_, reject) => (inst.onStop = reject));
     go.run(instance, context).catch((err) => stopped(inst, `the Go program trapped: ${err?.message ?? err}`, err));
     // The program stops before it is ready only if its start failed.
@@ -101,10 +99,6 @@ export function front({ module, Go, extra = {} }) {
   }
 
   return {
-    /** How many instances this isolate started (for the tests). */
-    get starts() {
-      return starts;
-    },
     async fetch(request, env) {
       const inst = await instanceFor(env);
       inst.context.env = env;

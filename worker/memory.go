@@ -169,7 +169,6 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 	case "/snapshot":
 		b, _ := f.MarshalBinary()
 		w.Header().Set("Content-Type", "application/octet-stream")
-		w.Header().Set(positionHeader, sh.position())
 		io.Copy(w, bytes.NewReader(b))
 	case "/position":
 		writeJSON(w, 200, map[string]uint64{"epoch": uint64(sh.epoch), "position": uint64(len(sh.log))})

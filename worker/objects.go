@@ -21,8 +21,7 @@ import (
 //	  POST   /add      {"keys": [...]} → {"added": [...]}
 //	  POST   /check    {"keys": [...]} → {"present": [...]}
 //	  GET    /stats    → shardStats
-//	  GET    /snapshot → the shard's filter in the plain binary format, with
-//	                     header X-Edgebloom-Position "epoch:position"
+//	  GET    /snapshot → the shard's filter in the plain binary format
 //	  GET    /position → {"epoch", "position"}: the epoch of the shard's
 //	                     storage (random, drawn when it is made) and the
 //	                     last row of its log (rows count 1, 2, 3, ...)

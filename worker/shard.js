@@ -25,7 +25,7 @@
 // added even if the compaction after it fails.
 
 import { init, BloomFilter, _crashEngine, _memoryBudget, _memoryBytes } from 'edgebloom';
-import { Store, crc32, logLimit, deltaRecord, MAX_DELTA_RECORD } from './store.js';
+import { Store, crc32, logLimit, deltaRecord, payloadBytes, MAX_DELTA_RECORD } from './store.js';
 
 export { crc32 };
 
@@ -137,6 +137,7 @@ export class Shard {
         const victim = [...resident.keys()].find((s) => s !== this);
         if (!victim) throw err;
         victim.evict();
+        victim.evictions++;
       } finally {
         resident.delete(this);
         if (this.state?.filter) resident.set(this, true);
@@ -149,7 +150,6 @@ export class Shard {
   evict() {
     this.state?.filter?.free();
     this.state = null;
-    this.evictions++;
     resident.delete(this);
   }
 
@@ -328,9 +328,7 @@ export class Shard {
       case 'GET /snapshot':
         // readBytes copies the encoding out a piece at a time: the engine
         // never holds a second copy of the shard.
-        return new Response(filter.readBytes(0), {
-          headers: { 'Content-Type': 'application/octet-stream', 'X-Edgebloom-Position': this.position() },
-        });
+        return new Response(filter.readBytes(0), { headers: { 'Content-Type': 'application/octet-stream' } });
       case 'GET /position':
         return json(200, { epoch: this.store.epoch, position: this.store.seq });
       case 'GET /changes':
@@ -354,7 +352,7 @@ export class Shard {
     const epoch = Number(query.get('epoch'));
     if (!Number.isSafeInteger(since) || since < 0 || !Number.isSafeInteger(epoch))
       throw new HttpError(400, 'bad_shard_request', 'GET /changes takes ?since=POSITION&epoch=EPOCH');
-    const limit = Math.min(MAX_DELTA_RECORD, (filter.byteLength - 72) / 2);
+    const limit = Math.min(MAX_DELTA_RECORD, payloadBytes(filter) / 2);
     const positions = epoch === this.store.epoch ? this.store.changes(since, limit) : null;
     if (!positions)
       return errorResponse(
@@ -472,9 +470,10 @@ export class Shard {
   // /_test/compact {"spin": n} compacts the log now; before it commits it
   // logs a line and hashes a megabyte n times, so that a test can kill the
   // process in the middle. POST /_test/fail-next-log makes the next add's
-  // log write fail inside its transaction. POST /_test/crash stops the isolate's engine as
-  // a Go panic outside recover would (the Go program exits); the shard
-  // keeps its filter, now dead, as it would not know either.
+  // log write fail inside its transaction. POST /_test/crash stops the
+  // isolate's engine as a Go panic outside recover would (the Go program
+  // exits); the shard keeps its filter, now dead, as it would not know
+  // either.
   testHook(path, body) {
     if (this.env.EDGEBLOOM_TEST_HOOKS !== '1') throw new HttpError(404, 'not_found', 'no such endpoint');
     if (path === '/_test/info' || path === '/_test/counters') {
@@ -525,8 +524,7 @@ export class Shard {
     } else if (path !== '/_test/evict') {
       throw new HttpError(404, 'not_found', 'no such test hook');
     }
-    this.state?.filter?.free();
-    this.state = null;
+    this.evict();
     return new Response(null, { status: 204 });
   }
 }

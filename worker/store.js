@@ -74,14 +74,19 @@ export function crc32(bytes) {
   return (c ^ -1) >>> 0;
 }
 
+/** The payload of a filter's encoding: its bytes but the header and the checksum. */
+export function payloadBytes(filter) {
+  return filter.byteLength - HEADER_BYTES - TRAILER_BYTES;
+}
+
 /**
  * The log may grow to this many bytes before the chunks are rebuilt from
  * it: a quarter of the payload (at least 256 KiB). A rebuild writes at most
  * the payload, so the bytes written stay within five times the bytes
  * logged, and a load reads at most 1.25 times the payload.
  */
-export function logLimit(payloadBytes) {
-  return Math.max(256 << 10, payloadBytes / 4);
+export function logLimit(payload) {
+  return Math.max(256 << 10, payload / 4);
 }
 
 /**
@@ -275,7 +280,7 @@ export class Store {
   // writeChunks writes the dirty chunks and the header chunk from filter.
   writeChunks(filter) {
     const size = filter.byteLength;
-    const payload = size - HEADER_BYTES - TRAILER_BYTES;
+    const payload = payloadBytes(filter);
     for (const i of [...this.dirty].sort((a, b) => a - b)) {
       const start = HEADER_BYTES + i * CHUNK_BYTES;
       this.putChunk(i, filter.readBytes(start, start + Math.min(CHUNK_BYTES, payload - i * CHUNK_BYTES)));
@@ -310,7 +315,7 @@ export class Store {
    */
   load(filter) {
     const size = filter.byteLength;
-    const payload = size - HEADER_BYTES - TRAILER_BYTES;
+    const payload = payloadBytes(filter);
     const n = Math.ceil(payload / CHUNK_BYTES);
     const heads = this.sql.exec('SELECT data, crc FROM chunks WHERE i = -1').toArray();
     if (heads.length === 0) return 'the header chunk is missing';
