@@ -310,8 +310,8 @@ export class Store {
    * damaged chunk: the checksum (XXH64, in the engine) covers every byte
    * they cover, at a tenth of the time, and a shard that gave its filter
    * back to make room for another loads it again on its next request, so a
-   * load is on the path of requests (28 MiB: CRC-32 in JS 320 ms, the
-   * checksum 30 ms, measured in Node 20 at a load average of 7).
+   * load is on the path of requests (28 MiB: CRC-32 in JS 72 ms, the
+   * checksum 20 ms, in one run of bench/shard-cost.js at a load average of 1).
    */
   load(filter) {
     const size = filter.byteLength;
