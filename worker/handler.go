@@ -480,16 +480,15 @@ func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	}
 	p.Canonicalize = req.Canonicalize
 	body, _ := json.Marshal(p)
-	res, err := s.call(ctx, metaObject(name), "PUT", "/meta", nil, body)
+	// Answered only once every shard of a deleted generation of the name
+	// refuses it (metaCall): no late request of an older filter is
+	// acknowledged after this one is.
+	status, got, _, err := s.metaCall(ctx, name, "PUT", body)
 	if err != nil {
 		return err
 	}
-	var got filterParams
-	if err := decodeResponse(res, &got); err != nil {
-		return err
-	}
 	s.remember(name, &got)
-	return describe(w, res.StatusCode, name, got)
+	return describe(w, status, name, got)
 }
 
 func validParams(capacity, errorRate, shards *float64) (filterParams, error) {
@@ -590,21 +589,79 @@ func (s *Server) params(ctx context.Context, name string, fresh bool) (filterPar
 			return p, nil
 		}
 	}
-	var p filterParams
-	res, err := s.call(ctx, metaObject(name), "GET", "/meta", nil, nil)
+	status, p, _, err := s.metaCall(ctx, name, "GET", nil)
 	if err != nil {
 		return p, err
 	}
-	if res.StatusCode == http.StatusNotFound {
-		res.Body.Close()
+	if status == http.StatusNotFound {
 		s.remember(name, nil)
 		return p, errorf(http.StatusNotFound, "not_found", "no filter named %q", name)
 	}
-	if err := decodeResponse(res, &p); err != nil {
-		return p, err
-	}
 	s.remember(name, &p)
 	return p, nil
+}
+
+// metaCall sends method /meta (with body) to the meta object of name and
+// returns its status (2xx or 404) and parameters, and the clean-up it
+// carried, done (see Objects). Its answer is used only after the clean-up:
+// until then a shard could still acknowledge a request of a deleted
+// generation. A shard that cannot be told fails the call, and the next
+// answer of meta carries the clean-up again.
+func (s *Server) metaCall(ctx context.Context, name, method string, body []byte) (int, filterParams, *cleanup, error) {
+	var ans metaAnswer
+	res, err := s.call(ctx, metaObject(name), method, "/meta", nil, body)
+	if err != nil {
+		return 0, ans.filterParams, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return 0, ans.filterParams, nil, internalError(http.StatusBadGateway, "shard_unavailable", "reading an internal response failed", err)
+	}
+	if res.StatusCode >= 300 && res.StatusCode != http.StatusNotFound {
+		return 0, ans.filterParams, nil, objectError(res.StatusCode, b)
+	}
+	if err := json.Unmarshal(b, &ans); err != nil {
+		return 0, ans.filterParams, nil, internalError(http.StatusBadGateway, "shard_protocol", "an internal response is not the expected JSON", err)
+	}
+	if ans.Cleanup != nil {
+		if err := s.cleanUp(ctx, name, *ans.Cleanup); err != nil {
+			return 0, ans.filterParams, nil, err
+		}
+	}
+	return res.StatusCode, ans.filterParams, ans.Cleanup, nil
+}
+
+// cleanUp tells shards 0 to c.Shards-1 of name that generation
+// c.Generation, and every older one, is deleted, then tells meta it is done.
+// A shard that already holds a newer generation refuses as stale: it has
+// moved on, which is what was asked.
+func (s *Server) cleanUp(ctx context.Context, name string, c cleanup) error {
+	err := fanOut(c.Shards, func(sh int) error {
+		b, _ := json.Marshal(shardParams{Filter: name, Index: sh, Generation: c.Generation})
+		res, err := s.call(ctx, shardObject(name, sh), "DELETE", "/shard", http.Header{shardHeader: {string(b)}}, nil)
+		if err != nil {
+			return err
+		}
+		if err := decodeResponse(res, nil); !isStale(err) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	body, _ := json.Marshal(c)
+	res, err := s.call(ctx, metaObject(name), "POST", "/cleanup", nil, body)
+	if err == nil {
+		err = decodeResponse(res, nil)
+	}
+	if err != nil {
+		// The shards refuse the deleted generations, which is what counts;
+		// meta keeps the clean-up and the next front to read it does it again.
+		log.Printf("edgebloom: request %s: the shards of %q refuse generation %d, but telling meta failed: %v", requestID(ctx), name, c.Generation, err)
+	}
+	return nil
 }
 
 // remember caches p as the parameters of name, or forgets name when p is
@@ -844,36 +901,18 @@ func writeStats(w http.ResponseWriter, name string, p filterParams, stats []shar
 
 func (s *Server) remove(ctx context.Context, w http.ResponseWriter, name string) error {
 	s.remember(name, nil)
-	res, err := s.call(ctx, metaObject(name), "DELETE", "/meta", nil, nil)
+	// Meta forgets the parameters and answers them with the clean-up,
+	// which metaCall does: each shard of this generation (and of any
+	// deleted one whose clean-up is not known to be done) is told, so that
+	// it refuses every later request of it. A DELETE that failed part way
+	// and is sent again finds no filter but the clean-up, finishes it and
+	// answers 204.
+	status, _, done, err := s.metaCall(ctx, name, "DELETE", nil)
 	if err != nil {
 		return err
 	}
-	if res.StatusCode == http.StatusNotFound {
-		res.Body.Close()
+	if status == http.StatusNotFound && done == nil {
 		return errorf(http.StatusNotFound, "not_found", "no filter named %q", name)
-	}
-	var p filterParams
-	if err := decodeResponse(res, &p); err != nil {
-		return err
-	}
-	// The parameters are gone. A shard deleted here refuses every later
-	// request of this generation or an older one (a front that cached the
-	// parameters then reads meta again and finds no filter); a shard whose
-	// delete fails here is reset by the first request of a newer
-	// generation. A shard that already holds a newer generation refuses
-	// the delete as stale: it has moved on, which is what was asked.
-	err = fanOut(p.Shards, func(sh int) error {
-		res, err := s.call(ctx, shardObject(name, sh), "DELETE", "/shard", shardParamsOf(name, p, sh), nil)
-		if err != nil {
-			return err
-		}
-		if err := decodeResponse(res, nil); !isStale(err) {
-			return err
-		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
 	w.WriteHeader(http.StatusNoContent)
 	return nil

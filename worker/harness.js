@@ -47,12 +47,26 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
 /**
  * Runs the bundle in outdir in Miniflare with Durable Object state under
  * stateDir; with port, it also listens on 127.0.0.1:port (0: any free one).
+ * With fronts > 1, the bundle also runs as that many more Workers whose
+ * SHARDS binding reaches the first one's Durable Objects: fronts of their
+ * own (an isolate and a Go instance each, with its own meta cache) on one
+ * set of objects, as Cloudflare runs a Worker in many isolates.
  */
-export async function startMiniflare(outdir, stateDir, { port } = {}) {
+export async function startMiniflare(outdir, stateDir, { port, fronts = 1 } = {}) {
   // What the Worker logs (console.*, and Go's stdout and stderr, which
   // syumai/workers sends to console.log): passed on, as Miniflare does by
   // default, and kept for the tests to read.
   let log = '';
+  const worker = (name, shards) => ({
+    name,
+    modules: true,
+    modulesRoot: outdir,
+    scriptPath: join(outdir, 'worker.js'),
+    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    compatibilityDate: COMPATIBILITY_DATE,
+    durableObjects: { SHARDS: shards },
+    bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1' },
+  });
   const mf = new Miniflare({
     ...(port === undefined ? {} : { host: '127.0.0.1', port }),
     handleRuntimeStdio(stdout, stderr) {
@@ -65,21 +79,26 @@ export async function startMiniflare(outdir, stateDir, { port } = {}) {
         process.stderr.write(d);
       });
     },
-    modules: true,
-    modulesRoot: outdir,
-    scriptPath: join(outdir, 'worker.js'),
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: COMPATIBILITY_DATE,
-    durableObjects: { SHARDS: { className: 'Shard', useSQLite: true } },
     durableObjectsPersist: stateDir,
-    bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1' },
     cf: false,
+    workers: [
+      worker('edgebloom', { className: 'Shard', useSQLite: true }),
+      ...Array.from({ length: fronts - 1 }, (_, i) =>
+        worker(`front-${i + 1}`, { className: 'Shard', scriptName: 'edgebloom', useSQLite: true }),
+      ),
+    ],
   });
   const url = await mf.ready;
   const shards = await mf.getDurableObjectNamespace('SHARDS');
+  const others = await Promise.all(Array.from({ length: fronts - 1 }, (_, i) => mf.getWorker(`front-${i + 1}`)));
   return {
     url,
     request: client((url, init) => mf.dispatchFetch(url, init)),
+    /** API clients of each front: fronts[0] is request's. */
+    fronts: [
+      client((url, init) => mf.dispatchFetch(url, init)),
+      ...others.map((f) => client((url, init) => f.fetch(url, init))),
+    ],
     /** Calls a shard's test hook directly (see shard.js testHook). */
     async hook(object, path, body) {
       const stub = shards.get(shards.idFromName(object));

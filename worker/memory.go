@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"net/http"
@@ -32,6 +33,9 @@ type memoryObjects struct {
 	// last is the last generation each meta object gave out; it outlives
 	// a DELETE, so that the next filter of the name gets a later one.
 	last map[string]uint64
+	// cleanup is, per name, the deleted generations whose shards may not
+	// all have been told (see Objects).
+	cleanup map[string]cleanup
 	// floor is, per shard object, the newest generation deleted there:
 	// requests of it or an older one are refused.
 	floor map[string]uint64
@@ -51,7 +55,7 @@ type memoryShard struct {
 func newMemoryObjects() *memoryObjects {
 	return &memoryObjects{
 		meta: map[string]filterParams{}, shards: map[string]*memoryShard{},
-		last: map[string]uint64{}, floor: map[string]uint64{},
+		last: map[string]uint64{}, cleanup: map[string]cleanup{}, floor: map[string]uint64{},
 	}
 }
 
@@ -63,29 +67,61 @@ func (o *memoryObjects) Fetch(ctx context.Context, object, method, path string, 
 	}
 	rec := httptest.NewRecorder()
 	if name, ok := strings.CutPrefix(object, "meta:"); ok {
-		o.serveMeta(rec, name, method, body)
+		o.serveMeta(rec, name, method, path, body)
 	} else {
 		o.serveShard(rec, object, method, path, header, body)
 	}
 	return rec.Result(), nil
 }
 
-func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, body []byte) {
+func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method, path string, body []byte) {
 	p, exists := o.meta[name]
+	var pending *cleanup
+	if c, ok := o.cleanup[name]; ok {
+		pending = &c
+	}
+	notFound := func() {
+		answer := map[string]any{"error": map[string]string{"code": "not_found", "message": fmt.Sprintf("no filter named %q", name)}}
+		if pending != nil {
+			answer["cleanup"] = pending
+		}
+		writeJSON(w, 404, answer)
+	}
+	if path == "/cleanup" {
+		if method != "POST" {
+			writeError(w, "", errorf(405, "method_not_allowed", "meta: POST /cleanup"))
+			return
+		}
+		var done cleanup
+		if err := json.Unmarshal(body, &done); err != nil || done.Generation == 0 {
+			writeError(w, "", errorf(400, "bad_meta_request", "POST /cleanup takes {\"generation\", \"shards\"}"))
+			return
+		}
+		if pending != nil && pending.Generation <= done.Generation && pending.Shards <= done.Shards {
+			delete(o.cleanup, name)
+		}
+		w.WriteHeader(204)
+		return
+	}
 	switch method {
 	case "GET":
 		if !exists {
-			writeError(w, "", errorf(404, "not_found", "no filter named %q", name))
+			notFound()
 			return
 		}
-		writeJSON(w, 200, p)
+		writeJSON(w, 200, metaAnswer{p, pending})
 	case "DELETE":
 		if !exists {
-			writeError(w, "", errorf(404, "not_found", "no filter named %q", name))
+			notFound()
 			return
 		}
 		delete(o.meta, name)
-		writeJSON(w, 200, p)
+		c := cleanup{Generation: p.Generation, Shards: p.Shards}
+		if pending != nil {
+			c = cleanup{Generation: max(c.Generation, pending.Generation), Shards: max(c.Shards, pending.Shards)}
+		}
+		o.cleanup[name] = c
+		writeJSON(w, 200, metaAnswer{p, &c})
 	case "PUT":
 		var want filterParams
 		json.Unmarshal(body, &want)
@@ -94,13 +130,13 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method string, bo
 				writeError(w, "", errorf(409, "conflict", "filter %q exists with other parameters", name))
 				return
 			}
-			writeJSON(w, 200, p)
+			writeJSON(w, 200, metaAnswer{p, pending})
 			return
 		}
 		o.last[name] = max(o.last[name]+1, uint64(time.Now().UnixMilli()))
 		want.Generation = o.last[name]
 		o.meta[name] = want
-		writeJSON(w, 201, want)
+		writeJSON(w, 201, metaAnswer{want, pending})
 	default:
 		writeError(w, "", errorf(405, "method_not_allowed", "meta: PUT, GET or DELETE"))
 	}
@@ -204,4 +240,12 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 
 func (sh *memoryShard) position() string {
 	return strconv.FormatUint(uint64(sh.epoch), 10) + ":" + strconv.Itoa(len(sh.log))
+}
+
+// setFail sets fail under the lock, for tests that change it while other
+// requests may be in flight.
+func (o *memoryObjects) setFail(fail func(object string) bool) {
+	o.mu.Lock()
+	o.fail = fail
+	o.mu.Unlock()
 }

@@ -16,6 +16,11 @@ import (
 //	  PUT    /meta   {"capacity","errorRate","shards","canonicalize"} → 201 created, 200 same, 409 different
 //	  GET    /meta   → 200 {"capacity","errorRate","shards","canonicalize","generation"}, 404 unknown
 //	  DELETE /meta   → 200 the deleted parameters, 404 unknown
+//	  POST   /cleanup {"generation","shards"} → 204: the shards named are told
+//	                 (below)
+//	  Every 200, 201 and 404 of meta carries "cleanup": {"generation",
+//	  "shards"} while a deleted generation's shards may not all have been
+//	  told of the DELETE (a 404 beside its "error").
 //	object "shard:{name}:{index}", one shard; header X-Edgebloom-Shard carries
 //	its shardParams as JSON:
 //	  POST   /add      {"keys": [...]} → {"added": [...]}
@@ -41,7 +46,27 @@ import (
 // an older one, or of one deleted there, is refused with 409
 // stale_generation and changes nothing. A DELETE /shard of the shard's
 // generation or a newer one empties it and remembers the generation as
-// deleted; of an older one it is refused the same way.
+// deleted (its floor); of an older one it is refused the same way.
+//
+// Deleting a filter takes two steps that cannot be one transaction: meta
+// forgets the parameters, then each shard is told (DELETE /shard). Until
+// every shard has been, a front that cached the old parameters could still
+// have an add acknowledged by a shard that holds the old generation, which
+// the first request of a newer one would then wipe. So meta keeps, beside
+// the parameters, the clean-up that is not known to be done: the newest
+// deleted generation and the most shards any deleted generation since the
+// last finished clean-up had (a shard told of generation g refuses every
+// generation up to g). DELETE /meta adds the deleted generation to it. A
+// front that gets an answer of meta with a clean-up does it before it uses
+// the answer: DELETE /shard of that generation to shards 0 to shards-1
+// (idempotent; a shard that holds a newer generation refuses, and has moved
+// on), then POST /cleanup with what it did, which clears the clean-up
+// unless a newer DELETE widened it meanwhile. Any front does it, so a
+// DELETE whose own clean-up was delayed or failed part way is finished by
+// the next DELETE, PUT or read of meta; and since a PUT is answered only
+// after that, once a PUT is acknowledged every shard any earlier generation
+// of the name had refuses that generation, beyond the new shard count too.
+// A stale front's request then costs one retry, never data.
 //
 // Errors come back as {"error": {"code", "message"}} and the front passes
 // them on with their status. test/protocol.json gives the protocol as steps
@@ -69,6 +94,21 @@ type filterParams struct {
 	// urlkey) before routing them; absent (false) in filters made before.
 	Canonicalize bool   `json:"canonicalize,omitempty"`
 	Generation   uint64 `json:"generation,omitempty"`
+}
+
+// cleanup is a clean-up of deleted generations that the meta object keeps
+// until a front says it is done: every shard below Shards is to be told of
+// the deletion of Generation (see Objects).
+type cleanup struct {
+	Generation uint64 `json:"generation"`
+	Shards     int    `json:"shards"`
+}
+
+// metaAnswer is what the meta object answers: the parameters, and the
+// clean-up still to do, if any.
+type metaAnswer struct {
+	filterParams
+	Cleanup *cleanup `json:"cleanup,omitempty"`
 }
 
 // shardStats is what GET /stats of a shard returns.

@@ -29,6 +29,7 @@ type protocolSuite struct {
 		Want     struct {
 			Status     int    `json:"status"`
 			LaterThan  string `json:"laterThan"`
+			CleanupOf  string `json:"cleanupOf"`
 			JSON       any    `json:"json"`
 			Error      string `json:"error"`
 			Empty      bool   `json:"empty"`
@@ -92,6 +93,12 @@ func TestProtocol(t *testing.T) {
 			generations[s.Name] = g
 			if before, ok := generations[s.Want.LaterThan]; s.Want.LaterThan != "" && (!ok || g <= before) {
 				t.Errorf("step %d (%s): generation %v; want one later than step %q's %v", i, s.Name, g, s.Want.LaterThan, before)
+			}
+			if s.Want.CleanupOf != "" {
+				c, _ := v.(map[string]any)["cleanup"].(map[string]any)
+				if of, ok := generations[s.Want.CleanupOf]; !ok || c["generation"] != of {
+					t.Errorf("step %d (%s): the clean-up's generation %v; want step %q's %v", i, s.Name, c["generation"], s.Want.CleanupOf, of)
+				}
 			}
 		case s.Want.SnapshotOf != nil:
 			w := s.Want.SnapshotOf

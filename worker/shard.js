@@ -202,11 +202,13 @@ export class Shard {
     // The Go front sends its request id, so that the log lines of both
     // sides of one request can be found together.
     const requestId = request.headers.get('X-Edgebloom-Request-Id') || crypto.randomUUID();
+    if (this.env.EDGEBLOOM_TEST_HOOKS === '1') await this.testGate(request);
     try {
       const url = new URL(request.url);
       const body = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
       return await this.withEngine(`request ${requestId}`, () => {
-        if (url.pathname === '/meta') return this.meta(request.method, body);
+        if (url.pathname === '/meta' || url.pathname === '/cleanup')
+          return this.meta(request.method, url.pathname, body);
         if (url.pathname.startsWith('/_test/')) return this.testHook(url.pathname, body);
         return this.shard(request, url, body);
       });
@@ -241,12 +243,44 @@ export class Shard {
   // (open). The last generation given out outlives the DELETE, and a meta
   // object whose storage was lost still starts past it as long as the clock
   // moves forward: a generation is at least the time it was made, in ms.
-  meta(method, body) {
+  //
+  // A DELETE forgets the parameters before the shards hear of it, so meta
+  // also keeps the clean-up not known to be done: the newest deleted
+  // generation and the most shards a deleted generation had. Every answer
+  // carries it until a front, having told those shards, says so (POST
+  // /cleanup); a front does it before it uses the answer, so that no shard
+  // acknowledges a request of a deleted generation once a PUT is answered
+  // (see objects.go).
+  meta(method, path, body) {
     const have = this.getKV('meta');
+    const cleanup = this.getKV('cleanup');
+    const withCleanup = (v) => (cleanup ? { ...v, cleanup } : v);
+    if (path === '/cleanup') {
+      if (method !== 'POST') return errorResponse(405, 'method_not_allowed', 'meta: POST /cleanup');
+      let done = null;
+      try {
+        done = JSON.parse(body);
+      } catch {}
+      if (!Number.isSafeInteger(done?.generation) || done.generation < 1 || !Number.isSafeInteger(done.shards))
+        return errorResponse(400, 'bad_meta_request', 'POST /cleanup takes {"generation", "shards"}');
+      // A DELETE since the clean-up was read may have widened it: what was
+      // done then clears only what it covers.
+      if (cleanup && cleanup.generation <= done.generation && cleanup.shards <= done.shards)
+        this.sql.exec("DELETE FROM kv WHERE k = 'cleanup'");
+      return new Response(null, { status: 204 });
+    }
     if (method === 'GET' || method === 'DELETE') {
-      if (!have) return errorResponse(404, 'not_found', 'no such filter');
-      if (method === 'DELETE') this.sql.exec("DELETE FROM kv WHERE k = 'meta'");
-      return json(200, have);
+      if (!have) return json(404, withCleanup({ error: { code: 'not_found', message: 'no such filter' } }));
+      if (method === 'GET') return json(200, withCleanup(have));
+      const next = {
+        generation: Math.max(have.generation, cleanup?.generation ?? 0),
+        shards: Math.max(have.shards, cleanup?.shards ?? 0),
+      };
+      this.ctx.storage.transactionSync(() => {
+        this.sql.exec("DELETE FROM kv WHERE k = 'meta'");
+        this.putKV('cleanup', next);
+      });
+      return json(200, { ...have, cleanup: next });
     }
     if (method !== 'PUT') return errorResponse(405, 'method_not_allowed', 'meta: PUT, GET or DELETE');
     const want = JSON.parse(body);
@@ -258,7 +292,7 @@ export class Shard {
         have.shards === want.shards &&
         canonicalize
       ) {
-        return json(200, have);
+        return json(200, withCleanup(have));
       }
       return errorResponse(
         409,
@@ -280,7 +314,7 @@ export class Shard {
       this.putKV('generation', generation);
       this.putKV('meta', params);
     });
-    return json(201, params);
+    return json(201, withCleanup(params));
   }
 
   shard(request, url, body) {
@@ -459,6 +493,19 @@ export class Shard {
     return { params, filter };
   }
 
+  // testGate is where the tests delay a request on its way to this object,
+  // or make the object unreachable (POST /_test/hold, /_test/unreachable).
+  async testGate(request) {
+    const what = `${request.method} ${new URL(request.url).pathname}`;
+    if (what.includes(' /_test/')) return;
+    if (this.unreachable) throw new Error(`${what}: the object is unreachable (POST /_test/unreachable)`);
+    const gate = this.gates?.get(what);
+    if (!gate) return;
+    this.gates.delete(what);
+    gate.arrived();
+    await gate.released;
+  }
+
   // testHook serves the tests, only when the Worker runs with
   // EDGEBLOOM_TEST_HOOKS=1. GET /_test/info lists the stored chunks and log
   // rows, counts the rows and bytes written, and gives the engine's memory;
@@ -473,9 +520,32 @@ export class Shard {
   // log write fail inside its transaction. POST /_test/crash stops the
   // isolate's engine as a Go panic outside recover would (the Go program
   // exits); the shard keeps its filter, now dead, as it would not know
-  // either.
+  // either. POST /_test/hold {"request": "DELETE /shard"} holds the next
+  // such request before it does anything, until POST /_test/release; POST
+  // /_test/held answers once it is held. POST /_test/unreachable {"on": b}
+  // makes every request but the test hooks fail, as for an object that
+  // cannot be reached (the caller's fetch rejects).
   testHook(path, body) {
     if (this.env.EDGEBLOOM_TEST_HOOKS !== '1') throw new HttpError(404, 'not_found', 'no such endpoint');
+    if (path === '/_test/hold') {
+      const { request } = JSON.parse(body);
+      const gate = {};
+      gate.arrival = new Promise((resolve) => (gate.arrived = resolve));
+      gate.released = new Promise((resolve) => (gate.release = resolve));
+      this.gates ??= new Map();
+      this.gates.set(request, gate);
+      this.held = gate;
+      return new Response(null, { status: 204 });
+    }
+    if (path === '/_test/held' || path === '/_test/release') {
+      if (!this.held) throw new HttpError(404, 'not_found', 'nothing is held');
+      if (path === '/_test/release') this.held.release();
+      return this.held.arrival.then(() => new Response(null, { status: 204 }));
+    }
+    if (path === '/_test/unreachable') {
+      this.unreachable = JSON.parse(body).on;
+      return new Response(null, { status: 204 });
+    }
     if (path === '/_test/info' || path === '/_test/counters') {
       const rows = path === '/_test/info' ? this.store.info() : {};
       return json(200, {

@@ -32,19 +32,21 @@ const instance = async () => {
   return res.json;
 };
 // deleteBehind deletes filter name the way another isolate's front would,
-// past this one: its meta object, then each shard of the generation meta
-// gave.
+// past this one: its meta object, then each shard of the clean-up meta
+// gave, then it tells meta the clean-up is done.
 async function deleteBehind(name) {
   const meta = await w.object(`meta:${name}`, 'DELETE', '/meta');
   assert.equal(meta.status, 200, meta.text);
-  const { capacity, errorRate, shards, generation } = meta.json;
-  for (let index = 0; index < shards; index++) {
-    const shard = { filter: name, index, capacity: Math.ceil(capacity / shards), errorRate, generation };
+  const { cleanup } = meta.json;
+  for (let index = 0; index < cleanup.shards; index++) {
+    const shard = { filter: name, index, generation: cleanup.generation };
     const res = await w.object(`shard:${name}:${index}`, 'DELETE', '/shard', {
       headers: { 'X-Edgebloom-Shard': JSON.stringify(shard) },
     });
     assert.equal(res.status, 204, res.text);
   }
+  const done = await w.object(`meta:${name}`, 'POST', '/cleanup', { body: JSON.stringify(cleanup) });
+  assert.equal(done.status, 204, done.text);
 }
 
 const urls = (prefix, n) => Array.from({ length: n }, (_, i) => `https://${prefix}.example/${i}`);

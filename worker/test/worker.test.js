@@ -693,6 +693,14 @@ test('the internal protocol: shard.js answers test/protocol.json as memory.go do
         const before = generations.get(s.want.laterThan);
         assert.ok(res.json.generation > before, `${what}: generation ${res.json.generation}, not after ${before}`);
       }
+      if (s.want.cleanupOf) {
+        const of = generations.get(s.want.cleanupOf);
+        assert.equal(
+          res.json.cleanup?.generation,
+          of,
+          `${what}: the clean-up's generation; want step "${s.want.cleanupOf}"'s`,
+        );
+      }
     } else if (s.want.snapshotOf) {
       const { capacity, errorRate, keys } = s.want.snapshotOf;
       const f = new edgebloom.BloomFilter({ capacity, errorRate });
