@@ -18,7 +18,10 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/edgebloom/edgebloom/snapshot"
@@ -782,5 +785,94 @@ func TestDeleteRetried(t *testing.T) {
 	present := c.json("POST", "/v1/filters/g/check", map[string]any{"keys": append(keys, "old")}, 200)["present"]
 	if want := strings.TrimSuffix(strings.Repeat("true ", len(keys)), " ") + " false"; fmt.Sprint(present) != "["+want+"]" {
 		t.Errorf("after the retried PUT: %v; want every key the stale front added, and not the old filter's", present)
+	}
+}
+
+// TestDeleteAndPutUnderConcurrentAdds: four fronts with the parameters
+// cached keep adding, each from four clients, while another front deletes
+// the filter (its clean-up held on the way) and a third makes it again
+// with three shards. Every add sent after the PUT was answered and
+// acknowledged is in the new filter, and the held clean-up, landing
+// later, changes nothing.
+func TestDeleteAndPutUnderConcurrentAdds(t *testing.T) {
+	objs := newMemoryObjects()
+	held := &heldObjects{
+		Objects: objs,
+		match:   func(object, method, path string) bool { return method == "DELETE" && path == "/shard" },
+		arrived: make(chan string, 2),
+		release: make(chan struct{}),
+	}
+	b, c := newFront(t, held), newFront(t, objs)
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 100000, "errorRate": 0.01, "shards": 2}, 201)
+	stale := make([]*client, 4)
+	for i := range stale {
+		stale[i] = newFront(t, objs)
+		stale[i].json("POST", "/v1/filters/f/add", map[string]any{"keys": []string{fmt.Sprintf("warm-%d", i)}}, 200)
+	}
+
+	var putDone atomic.Bool
+	var mu sync.Mutex
+	var after []string // acknowledged adds sent after the PUT was answered
+	enough := make(chan struct{})
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for i, a := range stale {
+		for j := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					sentAfter := putDone.Load()
+					key := fmt.Sprintf("https://c%d-%d.example/%d", i, j, n)
+					status, body, _ := a.do("POST", "/v1/filters/f/add", keysBody([]string{key}))
+					if status == http.StatusOK && sentAfter {
+						if !bytes.Contains(body, []byte("true")) {
+							t.Errorf("%s: %s; want it new", key, body)
+						}
+						mu.Lock()
+						if after = append(after, key); len(after) == 400 {
+							close(enough)
+						}
+						mu.Unlock()
+					}
+				}
+			}()
+		}
+	}
+	deleted := make(chan int, 1)
+	go func() {
+		status, _, _ := b.do("DELETE", "/v1/filters/f", "")
+		deleted <- status
+	}()
+	<-held.arrived
+	<-held.arrived
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 100000, "errorRate": 0.01, "shards": 3}, 201)
+	putDone.Store(true)
+	select {
+	case <-enough:
+	case <-time.After(time.Minute):
+		t.Fatal("fewer than 400 adds acknowledged in a minute after the PUT")
+	}
+	close(held.release)
+	if status := <-deleted; status != http.StatusNoContent {
+		t.Errorf("the held DELETE answered %d; want 204", status)
+	}
+	close(stop)
+	wg.Wait()
+
+	present := c.json("POST", "/v1/filters/f/check", map[string]any{"keys": after}, 200)["present"].([]any)
+	lost := 0
+	for _, p := range present {
+		if p != true {
+			lost++
+		}
+	}
+	if lost > 0 {
+		t.Errorf("%d of %d adds acknowledged after the PUT was answered are not in the filter", lost, len(after))
 	}
 }

@@ -117,6 +117,47 @@ for (const mode of ['held', 'unreachable']) {
   }
 }
 
+test('adds racing a DELETE (clean-up held) and a PUT: every add sent after the PUT was answered is kept', async () => {
+  const name = 'dp-race';
+  ok(await a('PUT', `/v1/filters/${name}`, { capacity: 100_000, errorRate: 0.01, shards: 2 }), 201);
+  ok(await a('POST', `/v1/filters/${name}/add`, { keys: ['warm'] }));
+  for (const sh of [0, 1]) await hook(`shard:${name}:${sh}`, '/_test/hold', { request: 'DELETE /shard' });
+
+  let putDone = false;
+  let stop = false;
+  const after = []; // acknowledged adds sent after the PUT was answered
+  let enough;
+  const reached = new Promise((resolve) => (enough = resolve));
+  const clients = Array.from({ length: 4 }, async (_, c) => {
+    for (let n = 0; !stop; n++) {
+      const sentAfter = putDone;
+      const key = `https://race-${c}.example/${n}`;
+      const res = await a('POST', `/v1/filters/${name}/add`, { keys: [key] });
+      if (res.status === 200 && sentAfter) {
+        assert.deepEqual(res.json, { added: [true] }, key);
+        if (after.push(key) === 200) enough();
+      }
+    }
+  });
+  const deleting = b('DELETE', `/v1/filters/${name}`);
+  for (const sh of [0, 1])
+    await within(hook(`shard:${name}:${sh}`, '/_test/held', {}), 30_000, `the DELETE reaching shard ${sh}`);
+  ok(await b('PUT', `/v1/filters/${name}`, { capacity: 100_000, errorRate: 0.01, shards: 3 }), 201);
+  putDone = true;
+  await within(reached, 60_000, '200 adds acknowledged after the PUT');
+  for (const sh of [0, 1]) await hook(`shard:${name}:${sh}`, '/_test/release', {});
+  assert.equal((await within(deleting, 30_000, 'the held DELETE')).status, 204);
+  stop = true;
+  await Promise.all(clients);
+  const present = ok(await b('POST', `/v1/filters/${name}/check`, { keys: after })).present;
+  const lost = present.filter((p) => !p).length;
+  assert.equal(
+    lost,
+    0,
+    `${lost} of ${after.length} adds acknowledged after the PUT was answered are not in the filter`,
+  );
+});
+
 test('a DELETE that failed part way, sent again, finishes (204); a PUT waits for the clean-up', async () => {
   const name = 'dp-retry';
   const params = { capacity: 10_000, errorRate: 0.01, shards: 2 };
