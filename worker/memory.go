@@ -93,7 +93,7 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method, path stri
 			return
 		}
 		var done cleanup
-		if err := json.Unmarshal(body, &done); err != nil || done.Generation == 0 {
+		if err := json.Unmarshal(body, &done); err != nil || done.Generation == 0 || done.Shards < 1 {
 			writeError(w, "", errorf(400, "bad_meta_request", "POST /cleanup takes {\"generation\", \"shards\"}"))
 			return
 		}

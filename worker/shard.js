@@ -261,7 +261,12 @@ export class Shard {
       try {
         done = JSON.parse(body);
       } catch {}
-      if (!Number.isSafeInteger(done?.generation) || done.generation < 1 || !Number.isSafeInteger(done.shards))
+      if (
+        !Number.isSafeInteger(done?.generation) ||
+        done.generation < 1 ||
+        !Number.isSafeInteger(done.shards) ||
+        done.shards < 1
+      )
         return errorResponse(400, 'bad_meta_request', 'POST /cleanup takes {"generation", "shards"}');
       // A DELETE since the clean-up was read may have widened it: what was
       // done then clears only what it covers.
