@@ -61,9 +61,10 @@ type Server struct {
 	// them. One Go instance serves many requests (worker.mjs keeps it per
 	// isolate), so most requests skip reading meta. A cached generation
 	// that is no longer current costs one retry, never data: a shard
-	// refuses a request of a generation older than its own (409
-	// stale_generation), and withParams then reads meta again and runs the
-	// request once more.
+	// refuses a request of a generation older than its own or deleted
+	// there (409 stale_generation; every shard of a deleted generation is
+	// told before a PUT of the name is answered, see metaCall), and
+	// withParams then reads meta again and runs the request once more.
 	metaMu sync.Mutex
 	metas  map[string]filterParams
 }
