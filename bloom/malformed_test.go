@@ -14,6 +14,7 @@ import (
 
 	"github.com/cespare/xxhash/v2"
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/budget"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
 
@@ -28,8 +29,48 @@ type malformedCase struct {
 	About   string `json:"about"`
 	Reader  string `json:"reader"` // "filter": any kind by its header; "sharded": a sharded container
 	MaxBits uint64 `json:"maxBits"`
-	Code    string `json:"code"`
-	Base64  string `json:"base64"`
+	// Room, when set, is the memory the npm module's engine has for the
+	// load (engineRoom): the code is the one Go gives with the bound that
+	// room makes (loadBudgeted), and the npm module's tests check their
+	// engine has that room before they check the code.
+	Room uint64 `json:"room,omitempty"`
+	Code string `json:"code"`
+	// Native, in TestMutations' output only, is the code Go gives under
+	// MaxBits alone where it differs from Code (the budget refused first).
+	Native string `json:"native,omitempty"`
+	Base64 string `json:"base64"`
+}
+
+// engineRoom is the room a fresh engine of the npm module has for loads
+// with its default memory budget: 64 MiB less 8 MiB kept for the Go
+// runtime (DEFAULT_MEMORY_LIMIT and RUNTIME_RESERVE in js/core.js).
+const engineRoom = 64<<20 - 8<<20
+
+// jsMaxBits is the npm module's default maxBits (MAX_BITS in js/args.js):
+// with it, the memory budget is the bound that counts.
+const jsMaxBits = 1 << 32
+
+// loadBudgeted loads data as the npm module's fromBytes does in an engine
+// with room bytes for loads: a filter of any kind bounded by maxBits and by
+// the bits whose encoding, copied in, fits the room (internal/budget),
+// both applied where the decoders check maxBits; a sharded container's
+// shards each bounded by an even share of the room (js/sharded.js), its
+// router by its shard count as always.
+func loadBudgeted(data []byte, maxBits, room uint64) error {
+	if len(data) >= 4 && string(data[:4]) == snapshot.Magic {
+		bound := maxBits
+		if len(data) >= 12 {
+			s := uint64(le.Uint32(data[8:]))
+			bound = min(maxBits, budget.Bits(1, budget.ShardRecord(room, s)))
+		}
+		_, err := snapshot.LoadSharded(data, bound)
+		return err
+	}
+	kind := uint8(1)
+	if len(data) > offKind {
+		kind = data[offKind]
+	}
+	return decodeAny(data, min(maxBits, budget.Bits(kind, budget.LoadRecord(room))))
 }
 
 type malformedFile struct {
@@ -122,7 +163,7 @@ func generateMalformed() malformedFile {
 
 	var cases []malformedCase
 	add := func(name, about, reader, code string, b []byte) {
-		cases = append(cases, malformedCase{name, about, reader, bound, code, base64.StdEncoding.EncodeToString(b)})
+		cases = append(cases, malformedCase{Name: name, About: about, Reader: reader, MaxBits: bound, Code: code, Base64: base64.StdEncoding.EncodeToString(b)})
 	}
 	filter := func(name, about, code string, b []byte) { add(name, about, "filter", code, b) }
 	edit := func(b []byte, f func(b []byte)) []byte { b = clone(b); f(b); return b }
@@ -237,6 +278,56 @@ func generateMalformed() malformedFile {
 		edit(classic, func(b []byte) { b[offKind] = 7; le.PutUint64(b[offM:], 0) }))
 	filter("kind 7 over the bound", "an unknown kind of 2^21 bits against a bound of 2^20: the kind comes first", "ERR_KIND",
 		edit(classic, func(b []byte) { b[offKind] = 7; le.PutUint64(b[offM:], 1<<21) }))
+
+	// The npm module's memory budget bounds a load as maxBits does, from the
+	// header (a fresh engine with the default budget, under the default
+	// maxBits): it refused inputs it could not copy in by their length,
+	// after the header, where Go, reading in order, found them damaged. Go
+	// given the same bound (loadBudgeted) refuses them alike.
+	budgeted := func(name, about, reader, code string, b []byte) {
+		cases = append(cases, malformedCase{Name: name, About: about, Reader: reader, MaxBits: jsMaxBits, Room: engineRoom,
+			Code: code, Base64: base64.StdEncoding.EncodeToString(b)})
+	}
+	fit := func(kind uint8) uint64 { return budget.Bits(kind, budget.LoadRecord(engineRoom)) }
+	words := func(m, per uint64) uint64 { return 8 * ((m + per - 1) / per) }
+	budgeted("budget: classic at the bound", "the header of a classic filter of as many bits as the budget has room to load: it fits, and is cut short", "filter", "ERR_TRUNCATED",
+		lone(1, fit(1), 7, 0, words(fit(1), 64)))
+	budgeted("budget: classic one bit over", "the header of a classic filter of one bit more than the budget has room to load", "filter", "ERR_TOO_LARGE",
+		lone(1, fit(1)+1, 7, 0, words(fit(1)+1, 64)))
+	budgeted("budget: counting at the bound", "the header of a counting filter of as many counters as the budget has room to load", "filter", "ERR_TRUNCATED",
+		lone(2, fit(2), 7, 0, words(fit(2), 16)))
+	budgeted("budget: counting one counter over", "the header of a counting filter of one counter more than the budget has room to load", "filter", "ERR_TOO_LARGE",
+		lone(2, fit(2)+1, 7, 0, words(fit(2)+1, 16)))
+	budgeted("budget: blocked one block over", "the header of a split-block filter of one block more than the budget has room to load", "filter", "ERR_TOO_LARGE",
+		edit(lone(5, fit(5)/256*256+256, 8, 0, fit(5)/256*32+32), func(b []byte) { b[offHash] = 2; le.PutUint64(b[offSeed:], 0) }))
+	budgeted("budget: damaged classic over the budget", "a classic filter of 29 MiB with a payload bit flipped, cut to 4 KiB: its size is refused before its checksum is read", "filter", "ERR_TOO_LARGE",
+		func() []byte {
+			b := lone(1, 29<<23, 7, 0, 29<<20)
+			return append(b, bytes.Repeat([]byte{0, 1}, 2048)...)
+		}())
+	budgeted("budget: scalable over the budget with a bad layer", "a scalable filter of 29 MiB cut in a first layer whose k is 0: its size is refused before its layers are read", "filter", "ERR_TOO_LARGE",
+		func() []byte {
+			b := lone(3, 29<<23, 0, 1, 72+29<<20)
+			le.PutUint64(b[40:], 1000)
+			layer := lone(1, 29<<23, 0, 0, 29<<20)
+			return append(b, layer...)
+		}())
+	budgeted("budget: window over the budget cut short", "the header of a window of 3 generations of 10 MiB each, cut after it: its size is refused before it is found short", "filter", "ERR_TOO_LARGE",
+		func() []byte {
+			b := lone(4, 3*10<<23, 7, 3, 3*(72+10<<20))
+			le.PutUint64(b[40:], 1000)
+			return b
+		}())
+	shardFit := budget.Bits(1, budget.ShardRecord(engineRoom, 2))
+	shardHeaders := func(m uint64) []byte {
+		shard := lone(1, m, 7, 0, words(m, 64))
+		out := snapshot.AppendHeader(nil, []uint64{64, 64})
+		return append(append(out, shard...), shard...)
+	}
+	budgeted("budget: shards at their share", "a container of two shard headers each of as many bits as a third of the room holds: they fit, and are cut short", "sharded", "ERR_TRUNCATED",
+		shardHeaders(shardFit))
+	budgeted("budget: shards over their share", "a container of two shard headers each of one bit more than a third of the room holds: together with one copy they would not fit", "sharded", "ERR_TOO_LARGE",
+		shardHeaders(shardFit+1))
 
 	sharded := func(name, about, code string, b []byte) { add(name, about, "sharded", code, b) }
 	s := 3
@@ -389,10 +480,12 @@ func TestMalformedCorpus(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			switch c.Reader {
-			case "filter":
+			switch {
+			case c.Room != 0:
+				err = loadBudgeted(b, c.MaxBits, c.Room)
+			case c.Reader == "filter":
 				err = decodeAny(b, c.MaxBits)
-			case "sharded":
+			case c.Reader == "sharded":
 				_, err = snapshot.LoadSharded(b, c.MaxBits)
 			default:
 				t.Fatalf("reader %q", c.Reader)

@@ -9,23 +9,38 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
-
+	"github.com/edgebloom/edgebloom/internal/budget"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 // Mutations of valid encodings, each with the code Go refuses it with (or
 // "no error"), for the npm module to answer alike: js/test/mutations.test.js
 // runs TestMutations with EDGEBLOOM_MUTATIONS naming a file, which it writes,
-// and checks every input against the module. The inputs come from a fixed
-// seed, so a difference found is found again.
+// and checks every input against the module. The inputs come from the seed
+// EDGEBLOOM_MUTATION_SEED (mutationSeed without it), which the file and the
+// log name, so a difference found is found again.
 const (
 	mutationCount = 20_000
 	mutationSeed  = 30
 )
+
+// mutationSeedFromEnv returns EDGEBLOOM_MUTATION_SEED, or mutationSeed.
+func mutationSeedFromEnv(t testing.TB) uint64 {
+	v := os.Getenv("EDGEBLOOM_MUTATION_SEED")
+	if v == "" {
+		return mutationSeed
+	}
+	seed, err := strconv.ParseUint(v, 10, 64)
+	if err != nil {
+		t.Fatalf("EDGEBLOOM_MUTATION_SEED=%q: %v", v, err)
+	}
+	return seed
+}
 
 // loadAny loads data as the npm module's fromBytes does: a sharded container
 // by its magic, else a filter of the kind its header names.
@@ -171,24 +186,43 @@ func putField(b []byte, size int, v uint64) {
 	}
 }
 
-// mutationCases returns n mutations with Go's codes.
-func mutationCases(n int) []malformedCase {
-	classic, counting, scalable, window, blocked := goodFilters()
-	valid := [][]byte{classic, counting, scalable, window, blocked, goodContainer()}
-	rng := rand.New(rand.NewPCG(mutationSeed, 0))
+// mutationCases returns n mutations of valid, each with the code the npm
+// module's engine must give it: Go's, with the bound of the case and the
+// one a fresh engine's memory budget makes (loadBudgeted). Most cases are
+// bounded by 2^20 bits, an eighth by a few hundred, and an eighth by the
+// npm module's default maxBits, where the budget is the bound that counts.
+func mutationCases(n int, seed uint64, valid [][]byte) []malformedCase {
+	rng := rand.New(rand.NewPCG(seed, 0))
 	cases := make([]malformedCase, n)
 	for i := range cases {
 		b, how := mutate(rng, valid)
 		bound := uint64(1 << 20)
-		if rng.IntN(8) == 0 {
+		switch rng.IntN(8) {
+		case 0:
 			bound = uint64(1 + rng.IntN(2000))
+		case 1:
+			bound = jsMaxBits
 		}
-		cases[i] = malformedCase{
-			Name: fmt.Sprintf("mutation %d", i), About: how, Reader: "any", MaxBits: bound,
-			Code: codeOf(loadAny(b, bound)), Base64: base64.StdEncoding.EncodeToString(b),
-		}
+		cases[i] = mutationCase(i, how, b, bound)
 	}
 	return cases
+}
+
+func mutationCase(i int, how string, b []byte, bound uint64) malformedCase {
+	c := malformedCase{
+		Name: fmt.Sprintf("mutation %d", i), About: how, Reader: "any", MaxBits: bound, Room: engineRoom,
+		Code: codeOf(loadBudgeted(b, bound, engineRoom)), Base64: base64.StdEncoding.EncodeToString(b),
+	}
+	if native := codeOf(loadAny(b, bound)); native != c.Code {
+		c.Native = native
+	}
+	return c
+}
+
+// validInputs returns a valid encoding of every kind and a container.
+func validInputs() [][]byte {
+	classic, counting, scalable, window, blocked := goodFilters()
+	return [][]byte{classic, counting, scalable, window, blocked, goodContainer()}
 }
 
 // TestMutations refuses every mutation with a code (never an unclassified
@@ -200,7 +234,8 @@ func TestMutations(t *testing.T) {
 	if testing.Short() {
 		n = 2000
 	}
-	cases := mutationCases(n)
+	seed := mutationSeedFromEnv(t)
+	cases := mutationCases(n, seed, validInputs())
 	codes := map[string]int{}
 	for _, c := range cases {
 		codes[c.Code]++
@@ -208,17 +243,22 @@ func TestMutations(t *testing.T) {
 		if strings.HasPrefix(c.Code, "unclassified") {
 			t.Errorf("%s (%s): %s", c.Name, c.About, c.Code)
 		}
+		// Under its caller's bound alone, Go refuses with the same code or
+		// another: the budget only adds ERR_TOO_LARGE.
+		if c.Native != "" && c.Code != "ERR_TOO_LARGE" {
+			t.Errorf("%s (%s): %s under the budget, %s without", c.Name, c.About, c.Code, c.Native)
+		}
 		// snapshot.Load reads a classic filter, or a container, as loadAny.
-		if len(b) > offKind && b[offKind] != 1 && string(b[:4]) != snapshot.Magic {
+		if c.MaxBits == jsMaxBits || len(b) > offKind && b[offKind] != 1 && string(b[:4]) != snapshot.Magic {
 			continue
 		}
 		if _, err := snapshot.Load(b, c.MaxBits); codeOf(err) != c.Code {
 			t.Errorf("%s (%s): snapshot.Load: %s (%v); loadAny: %s", c.Name, c.About, codeOf(err), err, c.Code)
 		}
 	}
-	t.Logf("%d mutations: %v", len(cases), codes)
+	t.Logf("%d mutations of seed %d: %v", len(cases), seed, codes)
 	if path := os.Getenv("EDGEBLOOM_MUTATIONS"); path != "" {
-		data, err := json.Marshal(malformedFile{Note: "TestMutations, seed " + fmt.Sprint(mutationSeed), Cases: cases})
+		data, err := json.Marshal(malformedFile{Note: "TestMutations, seed " + fmt.Sprint(seed), Cases: cases})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -228,17 +268,98 @@ func TestMutations(t *testing.T) {
 	}
 }
 
-// asNPM loads data in the order the npm module does (js/filter.js load):
-// the header checked by InspectKind for the kind the header names (classic
-// for one the format does not have), a single record cut short refused,
+// TestMutationsLarge makes mutations of filters of every kind of 27 and 29
+// MiB, around the largest a fresh engine of the npm module loads with its
+// default budget (28 MiB: the input is copied in and becomes a filter), and
+// checks that the budget only adds ERR_TOO_LARGE to the codes Go gives.
+// With EDGEBLOOM_MUTATIONS_LARGE naming a directory it writes
+// EDGEBLOOM_MUTATIONS_LARGE_N (100) of them there, one file each and an
+// index.json of the cases without their bytes, for tools/refusal-codes.mjs.
+// (Mutations of small filters reach the budget with their headers only.)
+func TestMutationsLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("filters of 27 and 29 MiB")
+	}
+	dir := os.Getenv("EDGEBLOOM_MUTATIONS_LARGE")
+	n := 100
+	if dir == "" {
+		dir, n = t.TempDir(), 12
+	}
+	if v := os.Getenv("EDGEBLOOM_MUTATIONS_LARGE_N"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var valid [][]byte
+	for _, size := range []uint64{27 << 20, 29 << 20} {
+		valid = append(valid, largeFilters(t, size)...)
+	}
+	seed := mutationSeedFromEnv(t)
+	rng := rand.New(rand.NewPCG(seed, 1))
+	var index []malformedCase
+	for i := range n {
+		b, how := mutate(rng, valid)
+		bound := uint64(jsMaxBits)
+		c := mutationCase(i, how, b, bound)
+		if strings.HasPrefix(c.Code, "unclassified") || c.Native != "" && c.Code != "ERR_TOO_LARGE" {
+			t.Errorf("%s (%s): %s under the budget, %s without", c.Name, c.About, c.Code, c.Native)
+		}
+		c.Base64 = fmt.Sprintf("%d.bin", i) // the bytes are in this file
+		if err := os.WriteFile(dir+"/"+c.Base64, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		index = append(index, c)
+	}
+	data, err := json.Marshal(malformedFile{Note: "TestMutationsLarge, seed " + fmt.Sprint(seed), Cases: index})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(dir+"/index.json", data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// largeFilters returns a filter of every kind of about size bytes, with
+// keys in it.
+func largeFilters(t *testing.T, size uint64) [][]byte {
+	c, err1 := bloom.NewWithSize(8*size, 7)
+	n, err2 := bloom.NewCountingWithSize(2*size, 7)
+	b, err3 := bloom.NewBlockedWithSize(size / 32)
+	// A scalable filter's first layer and a window's three generations:
+	// their capacity scaled to the size from a small one's.
+	s0, _ := bloom.NewScalable(1000, 0.01)
+	s, err4 := bloom.NewScalable(1000*size/s0.EncodedSize(), 0.01)
+	w0, _ := bloom.NewWindow(1000, 0.01, 3)
+	w, err5 := bloom.NewWindow(1000*size/w0.EncodedSize(), 0.01, 3)
+	for _, err := range []error{err1, err2, err3, err4, err5} {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	var out [][]byte
+	for _, f := range []interface {
+		AddString(string) bool
+		MarshalBinary() ([]byte, error)
+	}{c, n, s, w, b} {
+		for i := range 40 {
+			f.AddString(fmt.Sprintf("https://example.com/%d", i))
+		}
+		out = append(out, mustMarshal(f))
+	}
+	return out
+}
+
+// asNPM loads data in the order the npm module does (js/filter.js load) in
+// an engine with room bytes for loads: the header checked by InspectKind
+// for the kind the header names (classic for one the format does not have)
+// with the bound loadBudgeted applies, a single record cut short refused,
 // the record decoded as long as its header says and no longer, then any
-// bytes after it refused. A sharded
-// container goes to snapshot.LoadSharded, which js/sharded.js follows
-// step by step.
-func asNPM(data []byte, maxBits uint64) error {
+// bytes after it refused. A sharded container goes to snapshot.LoadSharded,
+// which js/sharded.js follows step by step.
+func asNPM(data []byte, maxBits, room uint64) error {
 	if len(data) >= 4 && string(data[:4]) == snapshot.Magic {
-		_, err := snapshot.LoadSharded(data, maxBits)
-		return err
+		return loadBudgeted(data, maxBits, room)
 	}
 	if len(data) < bloom.HeaderSize {
 		return io.ErrUnexpectedEOF
@@ -247,7 +368,8 @@ func asNPM(data []byte, maxBits uint64) error {
 	if kind < 1 || kind > 5 {
 		kind = 1
 	}
-	info, err := bloom.InspectKind(data[:bloom.HeaderSize], kind, maxBits)
+	bound := min(maxBits, budget.Bits(kind, budget.LoadRecord(room)))
+	info, err := bloom.InspectKind(data[:bloom.HeaderSize], kind, bound)
 	if err != nil {
 		return err
 	}
@@ -257,7 +379,7 @@ func asNPM(data []byte, maxBits uint64) error {
 		return io.ErrUnexpectedEOF
 	}
 	n := min(uint64(len(data)), info.Size)
-	if err := decodeAny(data[:n], maxBits); err != nil {
+	if err := decodeAny(data[:n], bound); err != nil {
 		return err
 	}
 	if uint64(len(data)) > info.Size {
@@ -268,28 +390,37 @@ func asNPM(data []byte, maxBits uint64) error {
 
 // FuzzRefusalCodes checks that the npm module's order of checks (asNPM)
 // refuses every input with the code Go's decoders give it, reading it in
-// order (loadAny), and that every refusal has a code. The npm module runs
-// this order in its engine; js/test/mutations.test.js checks the module
-// itself against Go on TestMutations' inputs.
+// order (loadBudgeted), and that every refusal has a code; bound picks the
+// caller's bound: 2^20 bits, 1000, or the npm module's default, under which
+// a fresh engine's memory budget is the bound that counts. The npm module
+// runs this order in its engine; js/test/mutations.test.js checks the
+// module itself against Go on TestMutations' inputs.
 func FuzzRefusalCodes(f *testing.F) {
-	classic, counting, scalable, window, blocked := goodFilters()
-	for _, b := range [][]byte{classic, counting, scalable, window, blocked, goodContainer()} {
-		f.Add(b, false)
-	}
-	for _, c := range mutationCases(200) {
-		b, _ := base64.StdEncoding.DecodeString(c.Base64)
-		f.Add(b, c.MaxBits < 1<<20)
-	}
-	f.Fuzz(func(t *testing.T, data []byte, small bool) {
-		bound := uint64(1 << 20)
-		if small {
-			bound = 1000
+	for _, b := range validInputs() {
+		for bound := range uint8(3) {
+			f.Add(b, bound)
 		}
-		want := codeOf(loadAny(data, bound))
+	}
+	// The malformed corpus (what earlier runs found, written down) and
+	// mutations of the fixed seed.
+	for _, c := range append(generateMalformed().Cases, mutationCases(200, mutationSeed, validInputs())...) {
+		b, _ := base64.StdEncoding.DecodeString(c.Base64)
+		bound := uint8(1)
+		switch c.MaxBits {
+		case 1 << 20:
+			bound = 0
+		case jsMaxBits:
+			bound = 2
+		}
+		f.Add(b, bound)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, bound uint8) {
+		maxBits := []uint64{1 << 20, 1000, jsMaxBits}[bound%3]
+		want := codeOf(loadBudgeted(data, maxBits, engineRoom))
 		if strings.HasPrefix(want, "unclassified") {
 			t.Fatalf("a refusal without a code: %s", want)
 		}
-		if got := codeOf(asNPM(data, bound)); got != want {
+		if got := codeOf(asNPM(data, maxBits, engineRoom)); got != want {
 			t.Fatalf("checked as the npm module checks: %s; read in order: %s", got, want)
 		}
 	})

@@ -48,7 +48,13 @@ let dir;
 before(
   async () => {
     dir = await tempDir('extension');
-    await writeFiles(dir, { 'manifest.json': manifest, 'background.js': background });
+    await writeFiles(dir, {
+      'manifest.json': manifest,
+      'background.js': background,
+      // A page of the extension that imports the package by its bare name.
+      'bare.html': '<!doctype html><script type="module" src="bare.js"></script>',
+      'bare.js': "import { init } from 'edgebloom';\ndocument.title = typeof init;\n",
+    });
     await copyPackageFiles(path.join(dir, 'edgebloom'));
     await cp(path.join(e2eDir, 'check.js'), path.join(dir, 'check.js'));
     browser = await launchChromium({ extensionDir: dir });
@@ -64,5 +70,22 @@ test('MV3 service worker', { timeout }, async () => {
   assert.equal(await worker.evaluate(() => self.beforeInit), 'ERR_NOT_INITIALIZED', 'the engine before init()');
   const result = await worker.evaluate((vectors) => self.runChecks(vectors), await loadVectors());
   assertVectors(result);
+  browser.assertClean();
+});
+
+// docs/npm.md: an unpacked extension has no bundler, so a bare import of
+// the package resolves nowhere in it; the files are copied in and imported
+// by path, as the worker above does.
+test('a bare import of the package does not resolve in an extension', { timeout }, async () => {
+  const { context } = browser;
+  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
+  const page = await context.newPage();
+  const failed = page.waitForEvent('pageerror');
+  await page.goto(new URL('bare.html', worker.url()).href);
+  assert.match((await failed).message, /Failed to resolve module specifier "edgebloom"/);
+  assert.equal(await page.title(), '', 'the module did not run');
+  // The one error this test makes, and nothing else.
+  assert.equal(browser.errors.length, 1, browser.errors.join('\n'));
+  browser.errors.length = 0;
   browser.assertClean();
 });

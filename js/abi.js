@@ -7,7 +7,7 @@
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-export const VERSION = 2;
+export const VERSION = 3;
 
 // Kinds of filter, as the binary format numbers them (docs/format.md): passed
 // to OpNew, returned by OpInspect and in StatKind.
@@ -37,7 +37,7 @@ export const ERR_UNSUPPORTED = -12; // the operation does not apply to this kind
 // Operation codes of the eb export, eb(op, h, a, b, c, d, x, y): h is a
 // filter's handle, a to d are int32 and x, y float64. Addresses are offsets
 // in linear memory, read as unsigned.
-export const OP_SCRATCH = 0; // make scratch at least a bytes; returns its address
+export const OP_SCRATCH = 0; // make scratch at least a bytes (when b is 1: exactly a, at least 64 KiB); returns its address
 export const OP_ERROR_PTR = 1; // address of the last error message
 export const OP_ERROR_LEN = 2; // length of the last error message
 export const OP_NEW = 3; // kind a; capacity x and rate y, or bits x and hashes y (blocked: blocks x) when b is 1, blocked by ParquetBlocks(x, y) when b is 2; generations c (window); room d KiB; returns a handle
@@ -52,8 +52,8 @@ export const OP_CLEAR = 15; // clear h
 export const OP_ENCODE = 16; // encode h into the output buffer; returns its length
 export const OP_OUTPUT_PTR = 17; // address of the output buffer
 export const OP_OUTPUT_RELEASE = 18; // drop the output buffer
-export const OP_INSPECT = 19; // check the header at scratch[0:64] for an input of a bytes and bound x; returns the kind
-export const OP_DECODE = 20; // decode scratch[0:a] bounded by x; returns a handle
+export const OP_INSPECT = 19; // check the header at scratch[0:64] as the decoder of kind b does, bounded by x bits and by a record of y bytes (internal/budget); returns the kind
+export const OP_DECODE = 20; // decode scratch[0:a] bounded by x bits and by a record of y bytes; returns a handle
 export const OP_LIVE = 21; // number of live filters
 export const OP_ROTATE = 22; // rotate window h
 export const OP_CRASH = 23; // exit the Go program as a panic outside recover would (tests use it)

@@ -268,6 +268,49 @@ export function budgetRoom(e) {
   return e.limit - RUNTIME_RESERVE - e.used - e.scratchSize;
 }
 
+// loadRoom returns the room engine e has for a load: the budget less the
+// runtime's reserve and the live filters. The scratch buffer is not
+// counted: a load replaces one too small, or one too large to sit beside
+// it, by one of the input's own length (loadScratch), so that what a load
+// may take depends on the live filters alone.
+export function loadRoom(e) {
+  return e.limit - RUNTIME_RESERVE - e.used;
+}
+
+// The smallest scratch buffer the engine keeps (budget.Scratch in
+// internal/budget, which the engine is built with).
+const SCRATCH_MIN = 64 * 1024;
+
+// loadRecord returns the longest input a load may copy into an engine with
+// room bytes: it is copied into a scratch buffer of its own length (at
+// least SCRATCH_MIN) and becomes a filter about as large, so a load needs
+// twice its length (budget.LoadRecord). The engine turns it into a bound on
+// the header's bits, refused where maxBits is, from the header alone.
+export function loadRecord(room) {
+  return room < SCRATCH_MIN ? 0 : Math.floor((room - SCRATCH_MIN) / 2);
+}
+
+// shardRecord returns the longest shard record a sharded container of s
+// shards may hold in an engine with room bytes (budget.ShardRecord): each
+// shard stays loaded while the next is copied in, beside the router.
+export function shardRecord(room, s) {
+  const router = 2 * (72 + 8 * Math.ceil(s / 64));
+  return room < SCRATCH_MIN + router ? 0 : Math.floor((room - SCRATCH_MIN - router) / (s + 1));
+}
+
+// loadScratch makes the scratch buffer hold a load's n bytes, which the
+// bound from loadRecord keeps within loadRoom(e) twice over: one of exactly
+// n bytes (at least SCRATCH_MIN) replaces a buffer that is smaller, or
+// too large to sit beside the filter n bytes become.
+export function loadScratch(e, n) {
+  if (e.scratchSize < n || e.scratchSize + n > loadRoom(e)) {
+    e.scratch = call(e, OP_SCRATCH, 0, n, 1) >>> 0;
+    e.scratchSize = Math.max(n, SCRATCH_MIN);
+    e.view = new Uint8Array(0);
+  }
+  return e.scratch;
+}
+
 export function tooLarge(e, what, need) {
   return codedError(
     RangeError,
@@ -364,10 +407,13 @@ export function _crashEngineInFinalizer() {
   return token;
 }
 
-/** Internal, for tests: the memory budget, what counts against it and the room it has left, in bytes. */
+/**
+ * Internal, for tests: the memory budget, what counts against it and the
+ * room it has left (for a load: loadRoom), in bytes.
+ */
 export function _memoryBudget() {
   const e = live();
-  return { limit: e.limit, used: e.used, scratch: e.scratchSize, room: budgetRoom(e) };
+  return { limit: e.limit, used: e.used, scratch: e.scratchSize, room: budgetRoom(e), loadRoom: loadRoom(e) };
 }
 
 /** Internal: the size of the engine's linear memory in bytes. */

@@ -50,6 +50,9 @@ import {
   engineExited,
   keyCall,
   live,
+  loadRecord,
+  loadRoom,
+  loadScratch,
   mem,
   mem32,
   registry,
@@ -476,8 +479,10 @@ function output(f, skip = 0, trim = 0) {
 /**
  * Loads a filter from bytes in the documented format: of kind want into
  * Class, or when Class is undefined, of any kind into its class in classes.
+ * record, when given, is the longest input the memory budget has room for
+ * (a sharded container's share for each shard); by default, a load's own.
  */
-export function load(Class, input, opts, want, classes) {
+export function load(Class, input, opts, want, classes, record) {
   const { bytes, maxBits } = loadArgs(input, opts);
   const e = live();
   if (bytes.length < HEADER_SIZE) {
@@ -492,7 +497,24 @@ export function load(Class, input, opts, want, classes) {
   // Any kind: the one the header names; one the format does not have is
   // read as classic, as Go's decoders dispatch.
   const any = bytes[5] >= KIND_CLASSIC && bytes[5] <= KIND_BLOCKED ? bytes[5] : KIND_CLASSIC;
-  const kind = call(e, OP_INSPECT, 0, 0, want ?? any, 0, 0, maxBits);
+  // The memory budget bounds the header's bits as maxBits does, at the
+  // same step of Go's order of checks: a filter that cannot fit is
+  // ERR_TOO_LARGE from its header, before a byte of it is copied, whatever
+  // else is wrong with it; Go's decoders given that bound say the same.
+  const room = loadRoom(e);
+  const fits = record ?? loadRecord(room);
+  let kind;
+  try {
+    kind = call(e, OP_INSPECT, 0, 0, want ?? any, 0, 0, maxBits, fits);
+  } catch (err) {
+    const bits = new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(16, true);
+    if (err.code !== 'ERR_TOO_LARGE' || bits > BigInt(maxBits)) throw err;
+    throw codedError(
+      RangeError,
+      'ERR_TOO_LARGE',
+      `edgebloom: a filter of ${bits} bits needs more than the engine's memory budget has left: ${room} bytes of ${e.limit}, and a load takes its size twice, the input and the filter (init({ memoryLimit }) sets the budget); nothing was changed`,
+    );
+  }
   // The record, as long as its checked header says and no longer, is
   // decoded in order, as Go's decoders read it: a record cut short or
   // damaged gets the code Go gives it, and bytes after a whole record are
@@ -506,16 +528,14 @@ export function load(Class, input, opts, want, classes) {
   if (bytes.length < size && kind !== KIND_SCALABLE && kind !== KIND_WINDOW) {
     throw codedError(Error, 'ERR_TRUNCATED', 'bloom: truncated filter');
   }
+  // At most the record the bound above lets through: its copy and the
+  // filter it becomes fit the room.
   const n = Math.min(bytes.length, size);
-  // The input goes into the scratch buffer and the filter beside it:
-  // both within the memory budget, checked before either is allocated.
-  const need = scratchGrowth(e, n) + n;
-  if (need > budgetRoom(e)) throw tooLarge(e, `loading ${n} bytes`, need);
-  base = scratch(e, n);
+  base = loadScratch(e, n);
   mem(e).set(bytes.subarray(0, n), base);
   let handle;
   try {
-    handle = call(e, OP_DECODE, 0, n, 0, 0, 0, maxBits);
+    handle = call(e, OP_DECODE, 0, n, 0, 0, 0, maxBits, fits);
   } finally {
     if (!e.dead) rescratch(e);
   }

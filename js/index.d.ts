@@ -78,7 +78,9 @@ export interface InitOptions {
    * (GOMEMLIMIT). A new filter, a fromBytes or fromParquet, or an
    * addMany/hasMany that would need more throws a RangeError with code
    * "ERR_TOO_LARGE" before anything is allocated; every other filter keeps
-   * working. Linear memory never shrinks, so without a budget one oversized
+   * working. A load needs its size twice (the input copied in, and the
+   * filter): fromBytes refuses one too large from its header, where maxBits
+   * is checked. Linear memory never shrinks, so without a budget one oversized
    * request could take the memory all the filters live in. Not counted: the
    * copy toBytes() makes for the moment it runs. An addMany() on a
    * ScalableBloomFilter whose keys, all counted as new, would need layers

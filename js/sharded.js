@@ -23,6 +23,7 @@ import { KIND_CLASSIC, KIND_COUNTING, KIND_SCALABLE, KIND_WINDOW, KIND_BLOCKED }
 import { loadArgs } from './args.js';
 import { checkKeys } from './keys.js';
 import { load } from './filter.js';
+import { live, loadRoom, shardRecord } from './core.js';
 import { BloomFilter } from './classic.js';
 import { CountingBloomFilter } from './counting.js';
 import { ScalableBloomFilter } from './scalable.js';
@@ -107,13 +108,21 @@ export class ShardedBloomFilter {
     if (lengths[0] < ROUTER_HEADER || dv.getBigUint64(at + 16, true) !== BigInt(s)) {
       throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
     }
+    // Each shard is bounded by an even share of the memory budget's room,
+    // as maxBits bounds it, so that all of them and the copy of the last
+    // fit: a container too large for the engine is ERR_TOO_LARGE from the
+    // header of a shard, before that shard is copied in.
+    const share = shardRecord(loadRoom(live()), s);
     const loaded = [];
     try {
       let off = FIXED + 8 * s;
       for (const n of lengths) {
         // As Go's snapshot.LoadSharded: the router is bounded by s, each
         // shard by maxBits (a container of s shards may hold s·maxBits bits).
-        const f = BloomFilter.fromBytes(bytes.subarray(off, off + n), { maxBits: loaded.length ? maxBits : s });
+        const part = bytes.subarray(off, off + n);
+        const f = loaded.length
+          ? load(BloomFilter, part, { maxBits }, KIND_CLASSIC, undefined, share)
+          : load(BloomFilter, part, { maxBits: s }, KIND_CLASSIC);
         loaded.push(f);
         if (
           loaded.length === 1 &&

@@ -27,6 +27,7 @@ import (
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
+	"github.com/edgebloom/edgebloom/internal/budget"
 )
 
 // maxBits bounds every filter made or loaded here: 2^32 bits is a 512 MiB
@@ -178,7 +179,11 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 	defer guard(&status)
 	switch op {
 	case abi.OpScratch:
-		if len(scratch) < int(uint32(a)) {
+		if b == 1 { // exactly a bytes (at least the smallest), for a load
+			if size := max(int(uint32(a)), budget.Scratch); len(scratch) != size {
+				scratch = make([]byte, size)
+			}
+		} else if len(scratch) < int(uint32(a)) {
 			scratch = make([]byte, max(int(uint32(a)), 2*len(scratch), 64<<10))
 		}
 		return int32(ptr(scratch))
@@ -194,9 +199,9 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 		output = nil
 		return 0
 	case abi.OpInspect:
-		return inspect(b, x)
+		return inspect(b, x, y)
 	case abi.OpDecode:
-		return decode(uint32(a), x)
+		return decode(uint32(a), x, y)
 	case abi.OpLive:
 		return int32(len(filters) - len(unused))
 	case abi.OpFromParquet:
@@ -478,11 +483,25 @@ func encode(f filter) int32 {
 // checked here: decode reads the record in order, as Go's decoders do, so
 // a record cut short or damaged gets the code Go gives it, and JS refuses
 // bytes after a whole record.
-func inspect(want int32, bound float64) int32 {
-	if _, err := bloom.InspectKind(scratch, uint8(want), uint64(min(bound, maxBits))); err != nil {
+func inspect(want int32, bound, record float64) int32 {
+	if _, err := bloom.InspectKind(scratch, uint8(want), loadBound(uint8(want), bound, record)); err != nil {
 		return failErr(err)
 	}
 	return int32(scratch[5])
+}
+
+// loadBound returns the bound on the bits of a load of kind: the caller's,
+// and no more than a filter of that kind may have for its encoding to be at
+// most record bytes, the largest load the memory budget has room for (the
+// JS side keeps the budget, js/core.js). The decoders apply it where they
+// check maxBits, from the header, so an input that cannot fit is refused
+// before anything is copied or read, with ErrTooLarge whatever else is
+// wrong with it.
+func loadBound(kind uint8, bound, record float64) uint64 {
+	if kind < abi.KindClassic || kind > abi.KindBlocked {
+		kind = abi.KindClassic // as the decoders dispatch
+	}
+	return min(uint64(min(bound, maxBits)), budget.Bits(kind, uint64(max(record, 0))))
 }
 
 // sliceReader reads a byte slice, like bytes.Reader.
@@ -499,11 +518,11 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 
 // decode decodes scratch[0:n], of the kind its header names, and returns a
 // new handle.
-func decode(n uint32, bound float64) int32 {
+func decode(n uint32, bound, record float64) int32 {
 	if uint64(n) > uint64(len(scratch)) || n < bloom.HeaderSize {
 		return fail(abi.ErrTruncated, "bloom: truncated filter")
 	}
-	limit := uint64(min(bound, maxBits))
+	limit := loadBound(scratch[5], bound, record)
 	r := &sliceReader{scratch[:n]}
 	var f filter
 	var err error

@@ -119,20 +119,36 @@ export function addKey(key) {
   highlight(marks);
   $('explain').replaceChildren();
   const w = bitWord();
-  const what =
-    state.kind === 'counting'
+  const where = `Its ${w}s: ${positions.join(', ')}.`;
+  const counting = state.kind === 'counting';
+  // A key added before on this page is a duplicate; one that was not but
+  // finds all its bits set is a false positive. Either way add() answered
+  // false, and a classic or split-block filter did not change.
+  const again = (state.keyCounts.get(key) ?? 0) > 1;
+  let head;
+  let what;
+  if (isNew) {
+    head = `Added "${key}".`;
+    what = counting
       ? `Each of its ${positions.length} counters went up by one: ${fresh} of them had been 0 (green), ${positions.length - fresh} were already above 0 (amber).`
-      : `${fresh} of its ${positions.length} bits were 0 and are now 1 (green); ${positions.length - fresh} were already 1 (amber).`;
+      : `${fresh} of its ${positions.length} ${w}s were 0 and are now 1 (green); ${positions.length - fresh} were already 1 (amber).`;
+  } else if (again) {
+    head = `Duplicate: "${key}" was already added.`;
+    what = counting
+      ? `All of its counters were already above 0, so add() answered "already there"; each went up by one more (amber), so that removing "${key}" once still leaves it in.`
+      : `All of its ${w}s were already 1 (amber), so add() answered "already there" and the filter did not change.`;
+  } else if (state.fromFile) {
+    head = `Already there: all of "${key}"'s ${w}s were set.`;
+    what = `add() answered "already there"${counting ? ', and its counters went up by one (amber)' : ', and the filter did not change'}. This filter was opened from a file, so the page cannot tell whether "${key}" was in it or this is a false positive.`;
+  } else {
+    head = `Already there: "${key}" was never added, yet all its ${w}s were set.`;
+    what = counting
+      ? `add() answered "already there": a false positive, set by other keys. Its counters went up by one anyway (amber).`
+      : `add() answered "already there": a false positive. Other keys had set every one of them (amber), so the filter did not change.`;
+  }
   say(
-    el('p', { class: 'verdict-head', text: `Added "${key}".` }),
-    el('p', { text: `Its ${w}s: ${positions.join(', ')}. ${what}${blockSentence(positions)}` }),
-    ...(isNew
-      ? []
-      : [
-          el('p', {
-            text: `All of its ${w}s were already set, so add() answered "already there": if you had not added "${key}" before, that was a false positive.`,
-          }),
-        ]),
+    el('p', { class: `verdict-head${isNew ? '' : ' maybe'}`, text: head }),
+    el('p', { text: `${where} ${what}${blockSentence(positions)}` }),
   );
   showHashMath(key, positions);
 }
@@ -371,8 +387,16 @@ export async function bulkInsert(total = 1000, steps = 20) {
     const repeats = r
       ? ` ${fmtInt(r)} of them found all their ${bitWord()}s already set (false positives), so the filter counts ${fmtInt(total - r)} as new.`
       : '';
+    // Past its capacity a filter is not broken, only wrong more often than
+    // it was sized for: say how far past, beside the rate it was sized for.
+    const over =
+      s.capacity && s.count > s.capacity
+        ? ` It holds ${fmtInt(s.count)} keys, ${fmtRate(s.count / s.capacity)} of the ${fmtInt(s.capacity)} it was sized for, so it is wrong far more often than its target of ${fmtRate(s.errorRate)}: make a larger filter for more keys.`
+        : s.errorRate
+          ? ` Its target was ${fmtRate(s.errorRate)} at ${fmtInt(s.capacity)} keys.`
+          : '';
     $('bulk-status').textContent =
-      `Done: added ${fmtInt(total)} URLs.${repeats} Now ${fmtRate(s.fillRatio)} of ${bitWord()}s are set; false-positive rate ${fmtRate(s.estimatedErrorRate)} estimated, ${fmtRate(last.measured)} measured on ${fmtInt(PROBES)} fresh keys.`;
+      `Done: added ${fmtInt(total)} URLs.${repeats} Now ${fmtRate(s.fillRatio)} of ${bitWord()}s are set; false-positive rate ${fmtRate(s.estimatedErrorRate)} estimated, ${fmtRate(last.measured)} measured on ${fmtInt(PROBES)} fresh keys.${over}`;
   } finally {
     setBusy(false);
   }

@@ -1,7 +1,7 @@
 // What the filter holds now: its statistics, the status line, the keys added
 // on the page, and the two charts of fill and false-positive rate.
 import { $, BLOCK, PROBES, bitWord, isDrawable, state } from './state.js';
-import { el, fmtBytes, fmtInt, fmtRate, kindName } from './format.js';
+import { el, fmtInt, fmtPercentTick, fmtRate, kindName, sizeNote } from './format.js';
 import { theoryFPR } from './params.js';
 import { paintGrid } from './grid.js';
 import { testKey } from './actions.js';
@@ -36,7 +36,7 @@ function showStats() {
   if (s.kind === 'scalable') rows.push(['Layers', fmtInt(s.layers)]);
   if (s.kind === 'blocked') rows.push(['Blocks', `${fmtInt(s.bits / BLOCK)} of 256 bits`]);
   if (s.kind === 'sharded') rows.push(['Shards', fmtInt(s.layers)]);
-  rows.push(['Bytes', fmtBytes(s.byteLength)]);
+  rows.push(['Saved size', sizeNote(s)]);
   for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d, 'data-name': t }));
   return s;
 }
@@ -181,11 +181,11 @@ function drawCharts() {
     ymin: 0,
     ymax: 1,
     yticks: [
-      [0, '0'],
-      [0.25, '25%'],
-      [0.5, '50%'],
-      [0.75, '75%'],
-      [1, '100%'],
+      [0, '0 %'],
+      [0.25, '25 %'],
+      [0.5, '50 %'],
+      [0.75, '75 %'],
+      [1, '100 %'],
     ],
     series: [
       { cls: 'theory', points: curve((n) => -Math.expm1((-k * n) / m)) },
@@ -195,7 +195,7 @@ function drawCharts() {
   const target = state.filter.errorRate || 0;
   const ymin = target ? Math.min(1e-4, 10 ** Math.floor(Math.log10(target) - 1)) : 1e-4;
   const yticks = [];
-  for (let e = Math.round(Math.log10(ymin)); e <= 0; e++) yticks.push([10 ** e, e === 0 ? '1' : `1e${e}`]);
+  for (let e = Math.round(Math.log10(ymin)); e <= 0; e++) yticks.push([10 ** e, fmtPercentTick(e)]);
   drawChart($('chart-fpr'), {
     label: 'False-positive rate',
     xmax,

@@ -19,10 +19,53 @@ export function fmtBytes(b) {
   return `${fmtInt(Math.ceil(b))} bytes`;
 }
 
+// fmtRate writes a rate (a false-positive rate, a share of bits) in one
+// format everywhere on the page: a percentage with three significant
+// digits, 5.00 % as 0.00168 %; below a millionth of a percent, the same
+// digits times a power of ten, never in JavaScript's 1.68e-7.
+const SUPERSCRIPT = { '-': '⁻', 0: '⁰', 1: '¹', 2: '²', 3: '³', 4: '⁴', 5: '⁵', 6: '⁶', 7: '⁷', 8: '⁸', 9: '⁹' };
 export function fmtRate(x) {
-  if (x === 0) return '0';
-  if (x >= 0.001) return `${(x * 100).toPrecision(3)} %`;
-  return x.toPrecision(3);
+  if (x === 0) return '0 %';
+  const pct = x * 100;
+  if (pct >= 1e-6) return `${pct.toPrecision(3)} %`;
+  const e = Math.floor(Math.log10(pct));
+  const power = String(e).replace(/./g, (c) => SUPERSCRIPT[c]);
+  return `${(pct / 10 ** e).toPrecision(3)} × 10${power} %`;
+}
+
+// fmtPercentTick writes a chart's tick at 10^e (e ≤ 0) as a percentage:
+// 100 %, 10 %, 1 %, 0.1 %, 0.01 %.
+export function fmtPercentTick(e) {
+  return `${(10 ** (e + 2)).toFixed(Math.max(0, -(e + 2)))} %`;
+}
+
+// payloadBytes returns the bytes that m bits (or 4-bit counters) of a
+// filter of kind take, in memory and in the saved form: whole 64-bit
+// words, or whole 32-byte blocks for a split-block filter (docs/format.md).
+export function payloadBytes(kind, m) {
+  if (kind === 'counting') return 8 * Math.ceil(m / 16);
+  if (kind === 'blocked') return m / 8;
+  return 8 * Math.ceil(m / 64);
+}
+
+// memoryNote says what m bits (or counters) of kind take, and why.
+export function memoryNote(kind, m) {
+  const bytes = fmtBytes(payloadBytes(kind, m));
+  if (kind === 'counting') return `${bytes}: ${fmtInt(m)} counters of 4 bits, in whole 64-bit words`;
+  if (kind === 'blocked') return `${bytes}: 32 bytes a block`;
+  return `${bytes}: ${fmtInt(m)} bits, in whole 64-bit words`;
+}
+
+// sizeNote says how long the filter of stats s is saved (toBytes, the
+// download), and what the bytes beyond its bits are.
+export function sizeNote(s) {
+  const saved = fmtBytes(s.byteLength);
+  if (s.kind === 'classic' || s.kind === 'counting' || s.kind === 'blocked') {
+    const unit = s.kind === 'counting' ? 'counters' : 'bits';
+    const words = s.kind === 'blocked' ? 'whole 32-byte blocks' : 'whole 64-bit words';
+    return `${saved}: ${fmtBytes(payloadBytes(s.kind, s.bits))} of ${unit} (m = ${fmtInt(s.bits)}, in ${words}), a 64-byte header and an 8-byte checksum`;
+  }
+  return `${saved}: the bits, and a 64-byte header and an 8-byte checksum for the filter and for each of its parts`;
 }
 
 export function list(items) {

@@ -93,7 +93,7 @@ function wire() {
     updateFields();
     $('n').value = '1000';
     $('p').value = '1%';
-    if (createFilter()) bulkInsert().catch((err) => ($('bulk-status').textContent = err.message));
+    if (createFilter()) $('bulk-status').textContent = 'An empty filter for 1,000 keys at 1 %: now add 1,000 URLs.';
   });
   $('download').addEventListener('click', guard('file', download));
   $('file').addEventListener('change', () => {

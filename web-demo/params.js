@@ -2,7 +2,7 @@
 // n and p (or m and k as given), and how the page shows that arithmetic.
 import { optimal, optimalBlocks, estimateFPR, estimateBlockedFPR } from '/js/index.js';
 import { $, BLOCK, state } from './state.js';
-import { el, fmtBytes, fmtInt, fmtRate, fmtSI, setError } from './format.js';
+import { el, fmtBytes, fmtInt, fmtRate, fmtSI, memoryNote, payloadBytes, setError } from './format.js';
 
 function parseCount(text) {
   const t = text.trim().replace(/[\s,_]/g, '');
@@ -136,16 +136,15 @@ export function showDerived() {
   }
   const { n, m, k } = params;
   const kind = chosenKind();
-  // A counter takes 4 bits.
-  const bytes = (m / 8) * (kind === 'counting' ? 4 : 1);
+  const unit = kind === 'counting' ? 'counters' : 'bits';
+  const saved = payloadBytes(kind, m) + 72;
   const rows = [
-    [
-      'Bits m',
-      m >= 1e4 ? `${fmtInt(m)} (${fmtSI(m, 'bits')}, ${fmtBytes(bytes)})` : `${fmtInt(m)} (${fmtBytes(bytes)})`,
-    ],
+    [kind === 'counting' ? 'Counters m' : 'Bits m', m >= 1e4 ? `${fmtInt(m)} (${fmtSI(m, unit)})` : fmtInt(m)],
+    ['In memory', memoryNote(kind, m)],
+    ['Saved size', `${fmtBytes(saved)}: those, a 64-byte header and an 8-byte checksum`],
     ...(kind === 'blocked' ? [['Blocks', `${fmtInt(m / BLOCK)} of 256 bits (32 bytes)`]] : []),
     ['Hashes k', kind === 'blocked' ? "8, one bit in each 32-bit word of the key's block" : fmtInt(k)],
-    ['Bits per key', (m / n).toFixed(2)],
+    [kind === 'counting' ? 'Counters per key' : 'Bits per key', (m / n).toFixed(2)],
     [`False-positive rate after ${fmtInt(n)} keys`, `${fmtRate(theoryFPR(kind, m, k, n))} (theory)`],
   ];
   for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d, 'data-name': t }));

@@ -7,7 +7,8 @@
 // The CLI makes the same file, byte for byte:
 //   edgebloom build --canonical -n 10000 -p 0.0001 -o src/blocklist.bloom blocklist.txt
 import { readFileSync, writeFileSync } from 'node:fs';
-import { init, BloomFilter, canonicalURL } from 'edgebloom';
+import { init, BloomFilter } from 'edgebloom';
+import { blocklistKey } from './src/key.js';
 
 // Room for 10,000 URLs at one false positive in 10,000: 23 KiB. Raise the
 // capacity before the list outgrows it; a Worker's script (filter included)
@@ -28,7 +29,7 @@ lines.forEach((line, i) => {
   const url = line.trim();
   if (!url || url.startsWith('#')) return;
   try {
-    filter.add(canonicalURL(url));
+    filter.add(blocklistKey(url));
   } catch (err) {
     console.error(`${input}:${i + 1}: ${err.message}: fix or remove the line`);
     process.exit(1);

@@ -14,7 +14,7 @@ package abi
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-const Version = 2
+const Version = 3
 
 // Kinds of filter, as the binary format numbers them (docs/format.md): passed
 // to OpNew, returned by OpInspect and in StatKind.
@@ -49,7 +49,7 @@ const (
 // filter's handle, a to d are int32 and x, y float64. Addresses are offsets
 // in linear memory, read as unsigned.
 const (
-	OpScratch       = 0  // make scratch at least a bytes; returns its address
+	OpScratch       = 0  // make scratch at least a bytes (when b is 1: exactly a, at least 64 KiB); returns its address
 	OpErrorPtr      = 1  // address of the last error message
 	OpErrorLen      = 2  // length of the last error message
 	OpNew           = 3  // kind a; capacity x and rate y, or bits x and hashes y (blocked: blocks x) when b is 1, blocked by ParquetBlocks(x, y) when b is 2; generations c (window); room d KiB; returns a handle
@@ -64,8 +64,8 @@ const (
 	OpEncode        = 16 // encode h into the output buffer; returns its length
 	OpOutputPtr     = 17 // address of the output buffer
 	OpOutputRelease = 18 // drop the output buffer
-	OpInspect       = 19 // check the header at scratch[0:64] for an input of a bytes and bound x; returns the kind
-	OpDecode        = 20 // decode scratch[0:a] bounded by x; returns a handle
+	OpInspect       = 19 // check the header at scratch[0:64] as the decoder of kind b does, bounded by x bits and by a record of y bytes (internal/budget); returns the kind
+	OpDecode        = 20 // decode scratch[0:a] bounded by x bits and by a record of y bytes; returns a handle
 	OpLive          = 21 // number of live filters
 	OpRotate        = 22 // rotate window h
 	OpCrash         = 23 // exit the Go program as a panic outside recover would (tests use it)

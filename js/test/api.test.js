@@ -343,12 +343,16 @@ test('a hostile header is refused before linear memory grows', async () => {
   claim.set(header);
   const before = _memoryBytes();
   assert.throws(() => fromBytes(claim), { code: /ERR_TOO_LARGE|ERR_CORRUPT/ });
-  view.setBigUint64(16, 2n ** 31n, true); // within bounds, but not what the input holds
+  view.setBigUint64(16, 2n ** 31n, true); // within maxBits, but past what the memory budget can load
   view.setBigUint64(56, 2n ** 28n, true);
   claim.set(header);
-  assert.throws(() => fromBytes(claim), { code: 'ERR_TRUNCATED' });
+  assert.throws(() => fromBytes(claim), { code: 'ERR_TOO_LARGE', message: /memory budget/ });
+  view.setBigUint64(16, 2n ** 27n, true); // within both, but not what the input holds
+  view.setBigUint64(56, 2n ** 24n, true);
+  claim.set(header);
+  assert.throws(() => fromBytes(claim.subarray(0, 8 << 20)), { code: 'ERR_TRUNCATED' });
   const grew = _memoryBytes() - before;
-  assert.ok(grew < 1 << 20, `linear memory grew by ${grew} bytes for a 32 MiB input claiming 2^31 bits`);
+  assert.ok(grew < 1 << 20, `linear memory grew by ${grew} bytes for inputs claiming more than they hold`);
 });
 
 test('use after free throws; free is idempotent; using disposes', () => {

@@ -9,6 +9,17 @@ import { _liveFilters, _memoryBudget, _memoryBytes, DEFAULT_MEMORY_LIMIT } from 
 import { crawlerURLs } from './helpers.js';
 
 const MiB = 2 ** 20;
+
+// fresh runs script, an ES module, in a Node process of its own (an engine
+// with the default budget) and returns what it printed, as JSON.
+function fresh(script) {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    cwd: new URL('..', import.meta.url),
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
 const tooLarge = { name: 'RangeError', code: 'ERR_TOO_LARGE' };
 
 test('past the memory budget, a new filter, a load and a batch throw RangeError ERR_TOO_LARGE before allocating; the others keep working', async () => {
@@ -90,15 +101,42 @@ test('the default budget fits a 128 MB Workers isolate: 64 MiB, a 48 MiB filter 
     out.memoryMiB = Math.round(_memoryBytes() / 2 ** 20);
     console.log(JSON.stringify(out));
   `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    encoding: 'utf8',
-    cwd: new URL('..', import.meta.url),
-  });
-  assert.equal(r.status, 0, r.stderr);
-  const out = JSON.parse(r.stdout);
+  const out = fresh(script);
   assert.equal(out.big, 'ERR_TOO_LARGE');
   assert.equal(out.fits, true);
   assert.ok(out.memoryMiB <= 64, `linear memory ${out.memoryMiB} MiB`);
+});
+
+test('the default budget loads a filter of 27 MiB and refuses one of 29 MiB from its header, damaged or cut short alike', () => {
+  const script = `
+    import { init, BloomFilter, fromBytes } from 'edgebloom';
+    import { _memoryBudget, _memoryBytes } from ${JSON.stringify(new URL('../core.js', import.meta.url).href)};
+    await init();
+    const out = { loadRoom: _memoryBudget().loadRoom };
+    const code = (f) => { try { f().free(); return 'loaded'; } catch (err) { return err.code + ' ' + err.message; } };
+    const bytesOf = (mib) => { const f = new BloomFilter({ bits: 8 * mib * 2 ** 20, hashes: 3 }); f.add('x'); const b = f.toBytes(); f.free(); return b; };
+    const small = bytesOf(27);
+    out.fits = code(() => fromBytes(small));
+    const large = bytesOf(29);
+    const memory = _memoryBytes();
+    out.large = code(() => fromBytes(large));
+    large[1000] ^= 1; // a payload bit: its checksum would not match
+    out.damaged = code(() => BloomFilter.fromBytes(large));
+    out.cut = code(() => fromBytes(large.subarray(0, 4096)));
+    out.grew = _memoryBytes() - memory;
+    console.log(JSON.stringify(out));
+  `;
+  const out = fresh(script);
+  assert.equal(out.loadRoom, 56 * MiB, 'the room for loads: 64 MiB less the 8 kept for the runtime');
+  assert.equal(out.fits, 'loaded');
+  for (const what of ['large', 'damaged', 'cut']) {
+    assert.match(
+      out[what],
+      /^ERR_TOO_LARGE edgebloom: a filter of 243269632 bits needs more than the engine's memory budget has left/,
+      what,
+    );
+  }
+  assert.equal(out.grew, 0, 'a refused load grew linear memory');
 });
 
 test('a 100 MB key is hashed in pieces: it leaves linear memory bounded, and answers as the whole key', async () => {

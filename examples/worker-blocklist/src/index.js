@@ -8,7 +8,8 @@
 // "seen": false is certain; "seen": true is wrong at the filter's rate (one
 // in 10,000 here): check a source of truth where a false positive costs more
 // than a lookup.
-import { init, BloomFilter, canonicalURL } from 'edgebloom';
+import { init, BloomFilter } from 'edgebloom';
+import { blocklistKey } from './key.js';
 import blocklist from './blocklist.bloom'; // an ArrayBuffer (wrangler.jsonc's "Data" rule)
 
 // The engine starts inside the first request, never at global scope (Go's
@@ -37,9 +38,9 @@ export default {
     if (!url) return json({ error: 'missing ?url=: pass the absolute URL to look up, URL-encoded' }, 400);
     let key;
     try {
-      key = canonicalURL(url);
+      key = blocklistKey(url);
     } catch (err) {
-      return json({ error: `${err.message}: pass an absolute http or https URL` }, 400);
+      return json({ error: err.message }, 400);
     }
     return json({ url, key, seen: (await filter()).has(key) });
   },
