@@ -47,8 +47,10 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
 /**
  * Runs the bundle in outdir in Miniflare with Durable Object state under
  * stateDir; with port, it also listens on 127.0.0.1:port (0: any free one).
+ * bindings are set in the Worker's environment besides (or instead of)
+ * EDGEBLOOM_TOKEN and EDGEBLOOM_TEST_HOOKS.
  */
-export async function startMiniflare(outdir, stateDir, { port } = {}) {
+export async function startMiniflare(outdir, stateDir, { port, bindings } = {}) {
   // What the Worker logs (console.*, and Go's stdout and stderr, which
   // syumai/workers sends to console.log): passed on, as Miniflare does by
   // default, and kept for the tests to read.
@@ -72,7 +74,7 @@ export async function startMiniflare(outdir, stateDir, { port } = {}) {
     compatibilityDate: COMPATIBILITY_DATE,
     durableObjects: { SHARDS: { className: 'Shard', useSQLite: true } },
     durableObjectsPersist: stateDir,
-    bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1' },
+    bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1', ...bindings },
     cf: false,
   });
   const url = await mf.ready;
