@@ -174,7 +174,7 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request, a access) err
 	if err := readJSON(r, &req, tokensShape); err != nil {
 		return err
 	}
-	maxSeconds := token.MaxLifetime / time.Second
+	maxSeconds := int64(token.MaxLifetime / time.Second)
 	switch {
 	case req.Scope == nil || (*req.Scope != string(token.Read) && *req.Scope != string(token.Write)):
 		return errorf(http.StatusBadRequest, "invalid_params", `"scope" must be "read" or "write"`)
