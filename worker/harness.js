@@ -129,13 +129,13 @@ export async function freePort() {
 
 /**
  * Starts "wrangler dev" (through dev.sh) on a free port in its own process
- * group; stop() ends the whole group.
+ * group, with env added to its environment; stop() ends the whole group.
  */
-export async function startDev(stateDir, { timeoutMs = 180_000 } = {}) {
+export async function startDev(stateDir, { timeoutMs = 180_000, env } = {}) {
   const port = await freePort();
   const child = spawn('bash', [join(WORKER_DIR, 'dev.sh')], {
     cwd: WORKER_DIR,
-    env: { ...quietEnv(), EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_STATE: stateDir, PORT: String(port) },
+    env: { ...quietEnv(), EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_STATE: stateDir, PORT: String(port), ...env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

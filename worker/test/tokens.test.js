@@ -3,14 +3,15 @@
 // (cmd/edgebloom, from the same secret), a matrix of bad and tampered tokens
 // against every endpoint, each refused with its own code; a read token
 // changes nothing; preflights answered without a credential; a rotation
-// with EDGEBLOOM_TOKEN_PREVIOUS read from the Worker's environment.
+// with EDGEBLOOM_TOKEN_PREVIOUS read from the Worker's environment; and
+// dev.sh (npm run worker:dev) passing both settings from its environment.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare, TOKEN, WORKER_DIR } from '../harness.js';
+import { buildWorker, startDev, startMiniflare, TOKEN, WORKER_DIR } from '../harness.js';
 
 const ORIGIN = 'https://app.example';
 let dir;
@@ -220,3 +221,38 @@ test('rotation: the previous secret and its tokens work while EDGEBLOOM_TOKEN_PR
   assert.deepEqual(await stats(newRead), [200, undefined]);
   assert.deepEqual(await stats(NEW), [200, undefined]);
 });
+
+test(
+  'npm run worker:dev passes EDGEBLOOM_TOKEN_PREVIOUS and EDGEBLOOM_ALLOWED_ORIGINS from the environment',
+  { timeout: 300_000 },
+  async () => {
+    const NEW = `${TOKEN}-dev`;
+    // startDev waits for an answer to the previous secret (TOKEN).
+    const dev = await startDev(join(dir, 'dev-state'), {
+      env: {
+        EDGEBLOOM_TOKEN: NEW,
+        EDGEBLOOM_TOKEN_PREVIOUS: TOKEN,
+        EDGEBLOOM_ALLOWED_ORIGINS: `http://127.0.0.1:1,${ORIGIN}`,
+      },
+    });
+    try {
+      const res = await fetch(`${dev.base}/v1/filters/crawl/changes`, {
+        method: 'OPTIONS',
+        headers: {
+          Origin: ORIGIN,
+          'Access-Control-Request-Method': 'GET',
+          'Access-Control-Request-Headers': 'authorization',
+        },
+      });
+      await res.arrayBuffer();
+      assert.equal(res.status, 204);
+      assert.equal(res.headers.get('Access-Control-Allow-Origin'), ORIGIN);
+      for (const token of [NEW, TOKEN]) {
+        assert.equal((await dev.request('GET', '/v1/filters/crawl', undefined, { token })).status, 404);
+      }
+      assert.equal((await dev.request('GET', '/v1/filters/crawl', undefined, { token: 'other' })).status, 401);
+    } finally {
+      await dev.stop();
+    }
+  },
+);
