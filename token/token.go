@@ -17,8 +17,11 @@
 // A token is "eb1." + base64url(payload) + "." + base64url(signature),
 // without padding. The payload is the JSON object
 //
-//	{"scope": "read" | "write", "filter": NAME or "PREFIX*", "exp": UNIX_SECONDS}
+//	{"scope":"read","filter":"crawl","exp":1800000000}
 //
+// exactly so: the scope ("read" or "write"), the filter (a name, or a
+// prefix followed by "*"; neither needs a JSON escape) and the expiry in
+// Unix seconds, in this order, without spaces.
 // and the signature is HMAC-SHA256 over "eb1." + base64url(payload), keyed
 // with HMAC-SHA256(secret, "edgebloom token signing key v1"): a key of its
 // own, so that nothing signed with the secret for another purpose passes
@@ -29,13 +32,12 @@
 package token
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -111,11 +113,36 @@ type Claims struct {
 	Expires time.Time
 }
 
-// payload is the JSON form of Claims.
-type payload struct {
-	Scope  Scope  `json:"scope"`
-	Filter string `json:"filter"`
-	Exp    int64  `json:"exp"`
+// appendPayload appends the JSON form of valid claims to b. Scopes and
+// filters are of characters JSON takes as they are, so it is written
+// without an encoder, in the one form parsePayload reads.
+func appendPayload(b []byte, c Claims) []byte {
+	b = append(b, `{"scope":"`...)
+	b = append(b, c.Scope...)
+	b = append(b, `","filter":"`...)
+	b = append(b, c.Filter...)
+	b = append(b, `","exp":`...)
+	b = strconv.AppendInt(b, c.Expires.Unix(), 10)
+	return append(b, '}')
+}
+
+// parsePayload reads what appendPayload writes, and nothing else; Validate
+// then checks the fields.
+func parsePayload(b []byte) (Claims, bool) {
+	var c Claims
+	s := string(b)
+	rest, ok := strings.CutPrefix(s, `{"scope":"`)
+	scope, rest, ok2 := strings.Cut(rest, `","filter":"`)
+	filter, rest, ok3 := strings.Cut(rest, `","exp":`)
+	exp, ok4 := strings.CutSuffix(rest, "}")
+	if !ok || !ok2 || !ok3 || !ok4 || exp == "" || exp[0] < '1' || exp[0] > '9' {
+		return c, false
+	}
+	n, err := strconv.ParseInt(exp, 10, 64)
+	if err != nil {
+		return c, false
+	}
+	return Claims{Scope: Scope(scope), Filter: filter, Expires: time.Unix(n, 0).UTC()}, true
 }
 
 // signingKey derives the key tokens are signed with from a secret.
@@ -170,10 +197,7 @@ func Mint(secret []byte, c Claims) (string, error) {
 	if err := c.Validate(); err != nil {
 		return "", err
 	}
-	body, err := json.Marshal(payload{Scope: c.Scope, Filter: c.Filter, Exp: c.Expires.Unix()})
-	if err != nil {
-		return "", err
-	}
+	body := appendPayload(nil, c)
 	signed := Prefix + b64.EncodeToString(body)
 	return signed + "." + b64.EncodeToString(sign(signingKey(secret), signed)), nil
 }
@@ -235,13 +259,10 @@ func (v *Verifier) Verify(tok string, now time.Time) (Claims, error) {
 		return c, ErrSignature
 	}
 	// Only a payload made with the secret gets here.
-	var p payload
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&p); err != nil || dec.More() {
-		return c, fmt.Errorf("%w: the payload is not the JSON object of a token", ErrMalformed)
+	c, ok = parsePayload(body)
+	if !ok {
+		return Claims{}, fmt.Errorf("%w: the payload is not the JSON object of a token", ErrMalformed)
 	}
-	c = Claims{Scope: p.Scope, Filter: p.Filter, Expires: time.Unix(p.Exp, 0).UTC()}
 	if err := c.Validate(); err != nil {
 		return Claims{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}

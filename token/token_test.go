@@ -108,6 +108,13 @@ func TestVerifyErrors(t *testing.T) {
 		{"signed bad scope", signedWith(`{"scope":"admin","filter":"a","exp":1900000000}`), ErrMalformed},
 		{"signed bad filter", signedWith(`{"scope":"read","filter":".a","exp":1900000000}`), ErrMalformed},
 		{"signed trailing data", signedWith(`{"scope":"read","filter":"a","exp":1900000000} {}`), ErrMalformed},
+		{"signed spaces", signedWith(`{"scope": "read", "filter": "a", "exp": 1900000000}`), ErrMalformed},
+		{"signed fields in another order", signedWith(`{"filter":"a","scope":"read","exp":1900000000}`), ErrMalformed},
+		{"signed exp with a sign", signedWith(`{"scope":"read","filter":"a","exp":+1900000000}`), ErrMalformed},
+		{"signed exp a string", signedWith(`{"scope":"read","filter":"a","exp":"1900000000"}`), ErrMalformed},
+		{"signed exp a fraction", signedWith(`{"scope":"read","filter":"a","exp":1900000000.5}`), ErrMalformed},
+		{"signed negative exp", signedWith(`{"scope":"read","filter":"a","exp":-1}`), ErrMalformed},
+		{"signed escaped filter", signedWith(`{"scope":"read","filter":"\u0061","exp":1900000000}`), ErrMalformed},
 		{"expired", mint(t, secret, Claims{Scope: Read, Filter: "crawl", Expires: now}), ErrExpired},
 		{"expired long ago", mint(t, secret, Claims{Scope: Read, Filter: "crawl", Expires: now.Add(-48 * time.Hour)}), ErrExpired},
 	}
