@@ -267,7 +267,7 @@ func (v *Verifier) Verify(tok string, now time.Time) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if !now.Before(c.Expires) {
-		return c, fmt.Errorf("%w at %s", ErrExpired, c.Expires.Format(time.RFC3339))
+		return c, fmt.Errorf("%w: it expired at %s", ErrExpired, c.Expires.Format(time.RFC3339))
 	}
 	return c, nil
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -35,18 +36,20 @@ var tokenErrors = []struct {
 	{token.ErrOperation, http.StatusForbidden, "token_not_allowed", "the token does not allow this operation"},
 }
 
-// tokenError turns an error of package token into the API's error.
+// tokenError turns an error of package token into the API's error. A
+// refusal's message says which filter or operation the token allows, or
+// when it expired: the client holds the token, so nothing is told that it
+// cannot read in it.
 func tokenError(err error) error {
 	for _, e := range tokenErrors {
-		if errors.Is(err, e.err) {
-			msg := e.message
-			if e.status == http.StatusForbidden || errors.Is(err, token.ErrExpired) {
-				// Which filter or operation, or when it expired: the client
-				// holds the token, so nothing is told that it cannot read.
-				msg += ": " + err.Error()[len("token: "):]
-			}
-			return errorf(e.status, e.code, "%s", msg)
+		if !errors.Is(err, e.err) {
+			continue
 		}
+		msg := e.message
+		if detail := strings.TrimPrefix(err.Error(), e.err.Error()); detail != "" {
+			msg += " (" + strings.TrimPrefix(detail, ": ") + ")"
+		}
+		return errorf(e.status, e.code, "%s", strings.TrimSpace(msg))
 	}
 	return err
 }
