@@ -36,9 +36,9 @@ const (
 	// (an add logs the bits it set, compaction and snapshots read byte
 	// ranges, a load writes chunk by chunk), so the engine's memory stays
 	// near the bitset: 36.8 MiB for 32 MiB, measured with Node 20 and Go 1.26
-	// (bench/memory.js), plus a JS copy of the encoding while a snapshot is
-	// sent, about 70 MB at most. Keep in sync with MAX_SHARD_BITS in
-	// shard.js (TestShardCapAgrees).
+	// (bench/memory.js); a snapshot is sent a megabyte at a time
+	// (snapshot-stream.js). Keep in sync with MAX_SHARD_BITS in shard.js
+	// (TestShardCapAgrees).
 	maxShardBits = 1 << 28
 )
 

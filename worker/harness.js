@@ -98,6 +98,11 @@ export async function startMiniflare(outdir, stateDir, { port, bindings } = {}) 
       await res.arrayBuffer();
       return { status: res.status };
     },
+    /** Sends a request of the internal protocol to an object and returns its Response unread. */
+    objectResponse(object, method, path, { headers, body } = {}) {
+      const stub = shards.get(shards.idFromName(object));
+      return stub.fetch(`http://shard${path}`, { method, headers, body });
+    },
     /** Sends a request of the internal protocol (objects.go) to an object. */
     async object(object, method, path, { headers, body } = {}) {
       const stub = shards.get(shards.idFromName(object));
