@@ -1,15 +1,18 @@
 // examples/sync/ in headless Chromium against the Worker in workerd
-// (Miniflare): the page keeps a copy of a filter in IndexedDB and syncs it
-// on a timer; keys added to the service show up in the copy, the copy's
-// bytes are /snapshot's, and a reloaded page resumes from IndexedDB with a
-// delta rather than the snapshot. The page's requests to /v1/ are answered
-// by the Worker (same origin, as when the page is served next to the API).
+// (Miniflare, listening on 127.0.0.1): the page keeps a copy of a filter in
+// IndexedDB and syncs it on a timer; keys added to the service show up in
+// the copy, the copy's bytes are /snapshot's, and a reloaded page resumes
+// from IndexedDB with a delta rather than the snapshot. The page is served
+// from an origin of its own, which the Worker lists in
+// EDGEBLOOM_ALLOWED_ORIGINS, and holds a read token: its requests reach the
+// Worker as any page's would (CORS, preflights), with no routing in the
+// test. A page on an origin the Worker does not list gets nothing.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { buildWorker, startMiniflare, TOKEN } from '../worker/harness.js';
+import { buildWorker, startMiniflare } from '../worker/harness.js';
 import { cleanup, launchChromium, packageDirs, repoRoot, serve, timeout } from './helpers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'edgebloom-sync-example-'));
@@ -22,19 +25,17 @@ const urls = (prefix, n) => Array.from({ length: n }, (_, i) => `https://${prefi
 
 test('the sync example keeps a copy in IndexedDB that follows the service', { timeout }, async () => {
   buildWorker(path.join(dir, 'bundle'));
-  const w = await startMiniflare(path.join(dir, 'bundle'), path.join(dir, 'state'));
-  after(() => w.dispose());
-  const { origin } = await serve({ dirs: { ...packageDirs, '/examples/': path.join(repoRoot, 'examples') } });
-  const chromium = await launchChromium();
-  await chromium.context.route(/\/v1\//, async (route) => {
-    const req = route.request();
-    const url = new URL(req.url());
-    const res = await w.request(req.method(), url.pathname + url.search, undefined, {
-      token: null,
-      headers: { Authorization: req.headers().authorization ?? '' },
-    });
-    await route.fulfill({ status: res.status, headers: Object.fromEntries(res.headers), body: Buffer.from(res.bytes) });
+  const dirs = { ...packageDirs, '/examples/': path.join(repoRoot, 'examples') };
+  const { origin } = await serve({ dirs });
+  const elsewhere = await serve({ dirs });
+  const w = await startMiniflare(path.join(dir, 'bundle'), path.join(dir, 'state'), {
+    port: 0,
+    bindings: { EDGEBLOOM_ALLOWED_ORIGINS: origin },
   });
+  after(() => w.dispose());
+  const service = new URL(w.url).origin;
+  assert.notEqual(service, origin);
+  const chromium = await launchChromium();
 
   const name = 'example';
   assert.equal(
@@ -44,8 +45,12 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
   const first = urls('first', 100);
   assert.equal((await w.request('POST', `/v1/filters/${name}/add`, { keys: first })).status, 200);
 
+  const minted = await w.request('POST', '/v1/tokens', { scope: 'read', filter: name, expiresIn: 600 });
+  assert.equal(minted.status, 200);
+  const query = `service=${encodeURIComponent(service)}&token=${minted.json.token}&filter=${name}&every=200`;
+
   const page = await chromium.context.newPage();
-  const open = () => page.goto(`${origin}/examples/sync/index.html?token=${TOKEN}&filter=${name}&every=200`);
+  const open = () => page.goto(`${origin}/examples/sync/index.html?${query}`);
   const state = () => page.evaluate(() => window.syncExample?.state);
   const until = async (what, ok) => {
     for (let i = 0; ; i++) {
@@ -89,4 +94,26 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
     [...first, ...later].map(() => true),
   );
   chromium.assertClean();
+  assert.ok(
+    chromium.requests.some((u) => u.startsWith(`${service}/v1/filters/${name}/changes`)),
+    'the page called the Worker itself',
+  );
+
+  // From an origin the Worker does not list, the same page gets nothing.
+  const stranger = await chromium.context.newPage();
+  await stranger.goto(`${elsewhere.origin}/examples/sync/index.html?${query}`);
+  const failed = await (async () => {
+    for (let i = 0; ; i++) {
+      const s = await stranger.evaluate(() => window.syncExample?.state);
+      if (s?.error) return s;
+      assert.ok(i < 300, `waited for the sync from ${elsewhere.origin} to fail: ${JSON.stringify(s)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  assert.equal(failed.syncs, 0);
+  assert.match(failed.error, /Failed to fetch/);
+  assert.ok(
+    chromium.errors.some((e) => e.includes(elsewhere.origin) && /CORS/.test(e)),
+    `Chromium reports the CORS refusal: ${chromium.errors}`,
+  );
 });

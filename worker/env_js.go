@@ -22,14 +22,17 @@ func serve(s *Server) {
 	select {}
 }
 
-// newServer reads the token from the Worker's environment (a secret or a
-// var) and reaches the shards through the SHARDS Durable Object binding.
-// Both exist only inside a request, so they are looked up per call.
+// newServer reads the secrets and the allowed origins from the Worker's
+// environment (secrets or vars) and reaches the shards through the SHARDS
+// Durable Object binding. Both exist only inside a request, so they are
+// looked up per call.
 func newServer() *Server {
 	return &Server{
-		Token:     func() string { return cloudflare.Getenv("EDGEBLOOM_TOKEN") },
-		Objects:   durableObjects{binding: "SHARDS"},
-		TestHooks: func() bool { return cloudflare.Getenv("EDGEBLOOM_TEST_HOOKS") == "1" },
+		Token:          func() string { return cloudflare.Getenv("EDGEBLOOM_TOKEN") },
+		PreviousToken:  func() string { return cloudflare.Getenv("EDGEBLOOM_TOKEN_PREVIOUS") },
+		AllowedOrigins: func() string { return cloudflare.Getenv("EDGEBLOOM_ALLOWED_ORIGINS") },
+		Objects:        durableObjects{binding: "SHARDS"},
+		TestHooks:      func() bool { return cloudflare.Getenv("EDGEBLOOM_TEST_HOOKS") == "1" },
 	}
 }
 

@@ -11,8 +11,10 @@ import (
 // newServer serves with the shards in memory, for "go run ." on the host.
 func newServer() *Server {
 	return &Server{
-		Token:   func() string { return os.Getenv("EDGEBLOOM_TOKEN") },
-		Objects: newMemoryObjects(),
+		Token:          func() string { return os.Getenv("EDGEBLOOM_TOKEN") },
+		PreviousToken:  func() string { return os.Getenv("EDGEBLOOM_TOKEN_PREVIOUS") },
+		AllowedOrigins: func() string { return os.Getenv("EDGEBLOOM_ALLOWED_ORIGINS") },
+		Objects:        newMemoryObjects(),
 	}
 }
 

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -38,9 +36,9 @@ const (
 	// (an add logs the bits it set, compaction and snapshots read byte
 	// ranges, a load writes chunk by chunk), so the engine's memory stays
 	// near the bitset: 36.8 MiB for 32 MiB, measured with Node 20 and Go 1.26
-	// (bench/memory.js), plus a JS copy of the encoding while a snapshot is
-	// sent, about 70 MB at most. Keep in sync with MAX_SHARD_BITS in
-	// shard.js (TestShardCapAgrees).
+	// (bench/memory.js); a snapshot is sent a megabyte at a time
+	// (snapshot-stream.js). Keep in sync with MAX_SHARD_BITS in shard.js
+	// (TestShardCapAgrees).
 	maxShardBits = 1 << 28
 )
 
@@ -49,10 +47,18 @@ const (
 // Objects. It is plain net/http, so it runs under syumai/workers in workerd
 // and under httptest on the host alike.
 type Server struct {
-	// Token returns the bearer token clients must send; "" refuses every
-	// request with 500, so an unset secret never opens the service.
-	Token   func() string
-	Objects Objects
+	// Token returns the service's secret (EDGEBLOOM_TOKEN): the bearer
+	// token that allows everything, and the key scoped tokens are signed
+	// with (auth.go); "" refuses every request with 500, so an unset secret
+	// never opens the service.
+	Token func() string
+	// PreviousToken returns the secret before a rotation
+	// (EDGEBLOOM_TOKEN_PREVIOUS), accepted as Token is while it is set.
+	PreviousToken func() string
+	// AllowedOrigins returns the origins whose pages may call the read
+	// endpoints (EDGEBLOOM_ALLOWED_ORIGINS, cors.go).
+	AllowedOrigins func() string
+	Objects        Objects
 	// TestHooks, when it returns true, serves the endpoints under /_test/
 	// (testHook); nil or false answers them 404.
 	TestHooks func() bool
@@ -183,10 +189,21 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
-	if err := s.authenticate(r); err != nil {
+	w, answered := s.cors(w, r)
+	if answered {
+		return nil
+	}
+	access, err := s.authenticate(r)
+	if err != nil {
 		return err
 	}
+	if r.URL.Path == tokensPath {
+		return s.mintToken(w, r, access)
+	}
 	if strings.HasPrefix(r.URL.Path, "/_test/") && s.TestHooks != nil && s.TestHooks() {
+		if err := access.adminOnly("a test hook"); err != nil {
+			return err
+		}
 		return s.testHook(w, r)
 	}
 	name, action, ok := splitPath(r.URL.Path)
@@ -199,6 +216,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on this endpoint; allowed: %s", r.Method, allowed)
 	}
 	if err := checkName(name); err != nil {
+		return err
+	}
+	if err := access.allow(operation(action, r.Method), name); err != nil {
 		return err
 	}
 	ctx := r.Context()
@@ -217,23 +237,6 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 		return s.changes(ctx, w, r, name)
 	}
 	return errorf(http.StatusNotFound, "not_found", "no such endpoint")
-}
-
-func (s *Server) authenticate(r *http.Request) error {
-	token := ""
-	if s.Token != nil {
-		token = s.Token()
-	}
-	if token == "" {
-		return errorf(http.StatusInternalServerError, "not_configured", "the service has no EDGEBLOOM_TOKEN set")
-	}
-	got, ok := bearerToken(r.Header.Get("Authorization"))
-	// Comparing digests keeps the time independent of the token's length too.
-	gotSum, wantSum := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(token))
-	if !ok || subtle.ConstantTimeCompare(gotSum[:], wantSum[:]) != 1 {
-		return errorf(http.StatusUnauthorized, "unauthorized", "send Authorization: Bearer <EDGEBLOOM_TOKEN>")
-	}
-	return nil
 }
 
 // bearerToken returns the token of an Authorization header of the Bearer

@@ -50,9 +50,11 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
  * With fronts > 1, the bundle also runs as that many more Workers whose
  * SHARDS binding reaches the first one's Durable Objects: fronts of their
  * own (an isolate and a Go instance each, with its own meta cache) on one
- * set of objects, as Cloudflare runs a Worker in many isolates.
+ * set of objects, as Cloudflare runs a Worker in many isolates. bindings
+ * are set in every Worker's environment besides (or instead of)
+ * EDGEBLOOM_TOKEN and EDGEBLOOM_TEST_HOOKS.
  */
-export async function startMiniflare(outdir, stateDir, { port, fronts = 1 } = {}) {
+export async function startMiniflare(outdir, stateDir, { port, fronts = 1, bindings } = {}) {
   // What the Worker logs (console.*, and Go's stdout and stderr, which
   // syumai/workers sends to console.log): passed on, as Miniflare does by
   // default, and kept for the tests to read.
@@ -65,7 +67,7 @@ export async function startMiniflare(outdir, stateDir, { port, fronts = 1 } = {}
     modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
     compatibilityDate: COMPATIBILITY_DATE,
     durableObjects: { SHARDS: shards },
-    bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1' },
+    bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1', ...bindings },
   });
   const mf = new Miniflare({
     ...(port === undefined ? {} : { host: '127.0.0.1', port }),
@@ -115,6 +117,11 @@ export async function startMiniflare(outdir, stateDir, { port, fronts = 1 } = {}
       await res.arrayBuffer();
       return { status: res.status };
     },
+    /** Sends a request of the internal protocol to an object and returns its Response unread. */
+    objectResponse(object, method, path, { headers, body } = {}) {
+      const stub = shards.get(shards.idFromName(object));
+      return stub.fetch(`http://shard${path}`, { method, headers, body });
+    },
     /** Sends a request of the internal protocol (objects.go) to an object. */
     async object(object, method, path, { headers, body } = {}) {
       const stub = shards.get(shards.idFromName(object));
@@ -146,13 +153,13 @@ export async function freePort() {
 
 /**
  * Starts "wrangler dev" (through dev.sh) on a free port in its own process
- * group; stop() ends the whole group.
+ * group, with env added to its environment; stop() ends the whole group.
  */
-export async function startDev(stateDir, { timeoutMs = 180_000 } = {}) {
+export async function startDev(stateDir, { timeoutMs = 180_000, env } = {}) {
   const port = await freePort();
   const child = spawn('bash', [join(WORKER_DIR, 'dev.sh')], {
     cwd: WORKER_DIR,
-    env: { ...quietEnv(), EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_STATE: stateDir, PORT: String(port) },
+    env: { ...quietEnv(), EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_STATE: stateDir, PORT: String(port), ...env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -26,6 +26,7 @@
 
 import { init, BloomFilter, _crashEngine, _memoryBudget, _memoryBytes } from 'edgebloom';
 import { Store, crc32, logLimit, deltaRecord, payloadBytes, MAX_DELTA_RECORD } from './store.js';
+import { snapshotResponse } from './snapshot-stream.js';
 
 export { crc32 };
 
@@ -57,7 +58,7 @@ const tooLarge = (err) => err?.code === 'ERR_TOO_LARGE';
 // The memory budget of the isolate's engine (init's memoryLimit). See
 // "Capacity and memory" in README.md for the arithmetic: it holds two
 // shards at the cap at once, and the isolate's 128 MB holds it, the Go
-// front and a snapshot's copy.
+// front and the piece a snapshot is sending (snapshot-stream.js).
 export const ENGINE_MEMORY = 72 * 2 ** 20;
 
 // The shards of this isolate whose filter is in the engine, least recently
@@ -84,6 +85,9 @@ export class Shard {
     // to make room for another shard, for the tests.
     this.engineRestarts = 0;
     this.evictions = 0;
+    // The snapshots being sent, which must not see adds made since they
+    // began (snapshot-stream.js).
+    this.streams = new Set();
     this.sql.exec('CREATE TABLE IF NOT EXISTS kv (k TEXT PRIMARY KEY, v TEXT NOT NULL)');
     this.store = new Store(ctx.storage);
     // The newest generation deleted here: requests of it or an older one
@@ -347,6 +351,7 @@ export class Shard {
       case 'POST /add': {
         const changes = filter.addManyChanges(JSON.parse(body).keys);
         if (changes.changed.length > 0) this.logged(filter, changes);
+        for (const s of this.streams) s.note(changes.changed);
         return json(200, { added: changes.added });
       }
       case 'POST /check':
@@ -365,9 +370,9 @@ export class Shard {
         });
       }
       case 'GET /snapshot':
-        // readBytes copies the encoding out a piece at a time: the engine
-        // never holds a second copy of the shard.
-        return new Response(filter.readBytes(0), { headers: { 'Content-Type': 'application/octet-stream' } });
+        // A piece at a time, as it was now: neither the engine nor JS ever
+        // holds a copy of the whole shard.
+        return snapshotResponse(this, p, filter);
       case 'GET /position':
         return json(200, { epoch: this.store.epoch, position: this.store.seq });
       case 'GET /changes':

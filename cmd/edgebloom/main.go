@@ -37,6 +37,8 @@ Commands:
   rotate FILE                             start a new generation of a window filter
   push [--name N] [--recreate] FILE URL   copy a filter file into Redis (redis://host:port/db)
   pull [--name N] URL FILE                write a filter in Redis to a file
+  token --scope S --filter F --expires-in D
+                                          a read or write token of the edge service
 
 check and add take --redis URL --name N to use a filter in Redis instead of
 a file (see package redisfilter).

@@ -4,11 +4,17 @@
 // local copy in sync"). After each sync the copy and its cursor go back to
 // IndexedDB, so a reload resumes with a delta, not the whole snapshot.
 //
+// The page may be served from any origin the service lists in
+// EDGEBLOOM_ALLOWED_ORIGINS (?service= is the service's URL; the page's own
+// origin when absent), and holds a read token: it can read the filter and
+// nothing else, so every browser that keeps a copy holds no more than that.
+//
 // An app imports 'edgebloom' (its bundler resolves it); this page is served
 // with the package's js/ at /js/.
 import { init, fromBytes, applyDelta } from '/js/index.js';
 
 const params = new URLSearchParams(location.search);
+const service = (params.get('service') ?? '').replace(/\/$/, '');
 const token = params.get('token') ?? '';
 const name = params.get('filter') ?? 'crawl';
 const every = Number(params.get('every') ?? 30_000);
@@ -36,10 +42,15 @@ const state = { syncs: 0, formats: [], bytes: 0, fromStorage: false, error: null
 
 async function sync() {
   const since = cursor ? `?since=${encodeURIComponent(cursor)}` : '';
-  const res = await fetch(`/v1/filters/${encodeURIComponent(name)}/changes${since}`, {
+  const res = await fetch(`${service}/v1/filters/${encodeURIComponent(name)}/changes${since}`, {
     headers: { Authorization: `Bearer ${token}` },
   });
-  if (!res.ok) throw new Error(`GET /changes: ${res.status} ${await res.text()}`);
+  if (!res.ok) {
+    // token_expired, token_bad_signature, token_other_filter, ...: the
+    // error's code says what to do (worker/README.md, "Tokens").
+    const { error } = await res.json().catch(() => ({ error: { code: 'unknown', message: res.statusText } }));
+    throw Object.assign(new Error(`GET /changes: ${res.status} ${error.code}: ${error.message}`), { code: error.code });
+  }
   const bytes = new Uint8Array(await res.arrayBuffer());
   const format = res.headers.get('X-Edgebloom-Format');
   if (format === 'delta') {

@@ -4,11 +4,14 @@
 // the median wall time of a check of 100 keys with the filter in memory,
 // beside one right after POST /_test/evict (the next request loads it
 // from storage), in the same run. Then two shards of 28.6 MiB (a 50 M-key
-// filter at 1%) live at once: the engine's linear memory; and the Go
-// front's memory after 200 adds of 500 keys. Run from the repository root:
+// filter at 1%) live at once: the engine's linear memory, and what a
+// snapshot of that filter adds to workerd's resident memory at its peak
+// (the process's VmHWM, reset through /proc/PID/clear_refs before it,
+// less its VmRSS then); and the Go front's memory after 200 adds of 500
+// keys. Run from the repository root:
 //
 //   node worker/bench/reload.js [rounds, default 9]
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWorker, startMiniflare } from '../harness.js';
@@ -21,6 +24,27 @@ const time = async (fn) => {
   await fn();
   return performance.now() - t;
 };
+
+// workerd returns the workerd processes among this process's descendants.
+function workerd() {
+  const parent = new Map();
+  const comm = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      parent.set(Number(d), Number(readFileSync(`/proc/${d}/stat`, 'utf8').split(') ')[1].split(' ')[1]));
+      comm.set(Number(d), readFileSync(`/proc/${d}/comm`, 'utf8').trim());
+    } catch {}
+  }
+  const mine = new Set([process.pid]);
+  for (let grew = true; grew;) {
+    grew = false;
+    for (const [pid, ppid] of parent) if (mine.has(ppid) && !mine.has(pid)) (mine.add(pid), (grew = true));
+  }
+  return [...mine].filter((p) => comm.get(p) === 'workerd');
+}
+const status = (pid, field) =>
+  Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm'))[1]) * 1024;
 
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-reload-'));
 try {
@@ -60,6 +84,17 @@ try {
     `two shards of 28.6 MiB live: engine linear memory ${(counters.memoryBytes / MiB).toFixed(1)} MiB, ` +
       `budget used ${(counters.memoryBudget.used / MiB).toFixed(1)} of ${(counters.memoryBudget.limit / MiB).toFixed(0)} MiB`,
   );
+  const pids = workerd();
+  for (let i = 0; i < 3; i++) {
+    const rss = pids.map((p) => status(p, 'VmRSS'));
+    for (const p of pids) writeFileSync(`/proc/${p}/clear_refs`, '5');
+    const snap = await w.request('GET', '/v1/filters/two/snapshot');
+    const peak = pids.reduce((t, p, j) => t + status(p, 'VmHWM') - rss[j], 0);
+    console.log(
+      `a snapshot of it (${(snap.bytes.length / MiB).toFixed(1)} MiB, status ${snap.status}): ` +
+        `workerd's resident memory peaked ${(peak / MiB).toFixed(1)} MiB above where it was`,
+    );
+  }
   await w.request('PUT', '/v1/filters/front', { capacity: 100_000, errorRate: 0.01, shards: 4 });
   for (let i = 0; i < 200; i++) {
     const batch = Array.from({ length: 500 }, (_, j) => `https://reload.example/front/${i}/${j}`);
