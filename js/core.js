@@ -14,16 +14,8 @@
 
 import { makeGo } from './wasm_exec.js';
 import { toModule } from './load.js';
-import {
-  VERSION as ABI_VERSION,
-  OP_SCRATCH,
-  OP_ERROR_PTR,
-  OP_ERROR_LEN,
-  OP_FREE,
-  OP_LIVE,
-  OP_CRASH,
-  ERROR_CODES,
-} from './abi.js';
+import { codedError } from './errors.js';
+import { VERSION as ABI_VERSION, OP_SCRATCH, OP_ERROR_PTR, OP_ERROR_LEN, OP_FREE, ERROR_CODES } from './abi.js';
 import { options, positiveInteger } from './args.js';
 
 /** The memory budget of the engine unless init() sets another: 64 MiB, half a Workers isolate. */
@@ -38,12 +30,6 @@ const decoder = new TextDecoder();
 // every call in between throws ERR_ENGINE_EXITED.
 let engine = null;
 let starting = null;
-
-export function codedError(Kind, code, message) {
-  const err = new Kind(message);
-  err.code = code;
-  return err;
-}
 
 function notInitialized() {
   return codedError(Error, 'ERR_NOT_INITIALIZED', 'edgebloom: call "await init()" before using the module');
@@ -335,42 +321,4 @@ export function engineNumber(op, x, y) {
   const base = scratch(e, 8);
   call(e, op, 0, 0, 0, 0, 0, x, y);
   return new Float64Array(mem(e).buffer, base, 1)[0];
-}
-
-/** Internal: the number of live filters in the engine, for leak tests. */
-export function _liveFilters() {
-  return call(live(), OP_LIVE);
-}
-
-/**
- * Internal, for tests: stops the engine as a panic outside recover would,
- * so that the ERR_ENGINE_EXITED path can be tested. Filters of the stopped
- * engine throw from then on; init() starts a fresh engine.
- */
-export function _crashEngine() {
-  call(live(), OP_CRASH);
-}
-
-/**
- * Internal, for tests: stops the engine from inside a FinalizationRegistry
- * callback, as a free() of a dropped filter does when the Go program dies
- * in it, after the next garbage collection that finds the returned object
- * unreachable. No call is being checked then: the next call must notice.
- * @returns {object} drop it, then collect garbage
- */
-export function _crashEngineInFinalizer() {
-  const token = {};
-  registry.register(token, { handle: 0, e: live(), op: OP_CRASH });
-  return token;
-}
-
-/** Internal, for tests: the memory budget, what counts against it and the room it has left, in bytes. */
-export function _memoryBudget() {
-  const e = live();
-  return { limit: e.limit, used: e.used, scratch: e.scratchSize, room: budgetRoom(e) };
-}
-
-/** Internal: the size of the engine's linear memory in bytes. */
-export function _memoryBytes() {
-  return live().memory.buffer.byteLength;
 }

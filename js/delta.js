@@ -4,7 +4,8 @@
 // ("Deltas") and Go's snapshot/delta.go; the apply runs here in JS, through
 // applyChanges, so the engine (the wasm, with its gzip budget) does not grow.
 
-import { codedError } from './core.js';
+import { codedError } from './errors.js';
+import { crc32 } from './crc32.js';
 import { BloomFilter } from './classic.js';
 import { ShardedBloomFilter } from './sharded.js';
 
@@ -18,22 +19,6 @@ const MAX_HASHES = 64;
 const MAX_CURSOR = 4096;
 
 const fail = (code, message) => codedError(Error, code, `edgebloom: applyDelta: ${message}`);
-
-// CRC-32 (IEEE), a byte a step: a delta is kilobytes.
-let table;
-function crc32(bytes) {
-  if (!table) {
-    table = new Int32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      table[n] = c;
-    }
-  }
-  let c = -1;
-  for (let i = 0; i < bytes.length; i++) c = table[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
 
 // A reader of unsigned LEB128 varints below 2^53 from bytes[at, end).
 function varints(bytes, at, end) {

@@ -45,7 +45,6 @@ import {
   budgetRoom,
   call,
   check,
-  codedError,
   dead,
   engineExited,
   keyCall,
@@ -60,6 +59,7 @@ import {
 } from './core.js';
 import { BATCH_BYTES, batchOp, keyOp, layout, maxKeyBytes, putKey, streamKey, writeKey } from './keys.js';
 import { CONSTRUCT, loadArgs, options } from './args.js';
+import { codedError } from './errors.js';
 
 // What changes as a filter takes keys, read afresh on every get: the count,
 // and for a scalable filter, which grows by layers, its size too.

@@ -21,6 +21,7 @@
 
 import { KIND_CLASSIC, KIND_COUNTING, KIND_SCALABLE, KIND_WINDOW, KIND_BLOCKED } from './abi.js';
 import { loadArgs } from './args.js';
+import { codedError } from './errors.js';
 import { checkKeys } from './keys.js';
 import { load } from './filter.js';
 import { BloomFilter } from './classic.js';
@@ -48,11 +49,7 @@ const MAX_SHARDS = 1 << 16;
 const ROUTE_SEED = 0x9e3779b97f4a7c15n;
 const ROUTER_HEADER = 64;
 
-function fail(code, message) {
-  const err = new Error(`edgebloom: ${message}`);
-  err.code = code;
-  return err;
-}
+const fail = (code, message) => codedError(Error, code, `edgebloom: ${message}`);
 
 /** Whether bytes start like a sharded container rather than a single filter. */
 export function isSharded(bytes) {

@@ -24,7 +24,8 @@
 // an add's log row, and an add whose row is committed answers with what it
 // added even if the compaction after it fails.
 
-import { init, BloomFilter, _crashEngine, _memoryBudget, _memoryBytes } from 'edgebloom';
+import { init, BloomFilter } from 'edgebloom';
+import { crashEngine, memoryBudget, memoryBytes } from '../js/test/engine.js';
 import { Store, crc32, logLimit, deltaRecord, payloadBytes, MAX_DELTA_RECORD } from './store.js';
 
 export { crc32 };
@@ -481,8 +482,8 @@ export class Shard {
       return json(200, {
         ...this.store.counters(),
         ...rows,
-        memoryBytes: _memoryBytes(),
-        memoryBudget: _memoryBudget(),
+        memoryBytes: memoryBytes(),
+        memoryBudget: memoryBudget(),
         engineRestarts: this.engineRestarts,
         evictions: this.evictions,
       });
@@ -493,7 +494,7 @@ export class Shard {
     }
     if (path === '/_test/crash') {
       try {
-        _crashEngine();
+        crashEngine();
       } catch (err) {
         if (!engineExited(err)) throw err;
         return new Response(null, { status: 204 });

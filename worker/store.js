@@ -25,6 +25,8 @@
 // filter chunk by chunk, checks the whole encoding's checksum, then replays
 // the log; no step holds a second copy of the filter.
 
+import { crc32 } from '../js/crc32.js';
+
 const CHUNK_BYTES = 1 << 20;
 // Durable Object storage refuses values (SQLite rows) over 2 MB, and local
 // emulation does not: the limit is checked here so that a change of
@@ -36,43 +38,7 @@ const COUNT_BYTES = 8;
 // Positions in one log row: an add that set more spans several rows.
 const POSITIONS_PER_ROW = Math.floor((MAX_VALUE_BYTES - COUNT_BYTES) / 4);
 
-// CRC-32 tables for slicing by 8: CRC_TABLES[k][b] is the CRC of byte b
-// followed by k zero bytes. Eight bytes a step took about 100 ms for
-// 32 MiB in Node 20, where a byte a step took 230: a compaction and a load
-// of a shard at the cap each check all of it.
-const CRC_TABLES = (() => {
-  const t = Array.from({ length: 8 }, () => new Int32Array(256));
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[0][n] = c;
-  }
-  for (let n = 0; n < 256; n++) {
-    for (let k = 1; k < 8; k++) t[k][n] = t[0][t[k - 1][n] & 0xff] ^ (t[k - 1][n] >>> 8);
-  }
-  return t;
-})();
-
-/** CRC-32 (IEEE 802.3) of bytes, as an unsigned integer. */
-export function crc32(bytes) {
-  const [t0, t1, t2, t3, t4, t5, t6, t7] = CRC_TABLES;
-  let c = -1;
-  let i = 0;
-  for (const end = bytes.length - 8; i <= end; i += 8) {
-    const a = c ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24));
-    c =
-      t7[a & 0xff] ^
-      t6[(a >>> 8) & 0xff] ^
-      t5[(a >>> 16) & 0xff] ^
-      t4[a >>> 24] ^
-      t3[bytes[i + 4]] ^
-      t2[bytes[i + 5]] ^
-      t1[bytes[i + 6]] ^
-      t0[bytes[i + 7]];
-  }
-  for (; i < bytes.length; i++) c = t0[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
+export { crc32 };
 
 /** The payload of a filter's encoding: its bytes but the header and the checksum. */
 export function payloadBytes(filter) {
