@@ -232,7 +232,7 @@ func (f *BlockedFilter) present(hs []uint64) (mask groupMask) {
 func (f *BlockedFilter) addDigests(hs []uint64, dst []bool) []bool {
 	present := f.present(hs)
 	for i, h := range hs {
-		dst = append(dst, present>>(i&31)&1 == 0 && f.AddDigest(h))
+		dst = append(dst, present>>(i&31)&1 == 0 && f.addDigest(h))
 	}
 	return dst
 }

@@ -7,7 +7,7 @@
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-export const VERSION = 2;
+export const VERSION = 3;
 
 // Kinds of filter, as the binary format numbers them (docs/format.md): passed
 // to OpNew, returned by OpInspect and in StatKind.
@@ -66,6 +66,7 @@ export const OP_WRITE_PAYLOAD = 29; // write scratch[0:a] to classic h's payload
 export const OP_DIGEST = 41; // hash a key of h in pieces: start (a 0), scratch[b:b+c] (a 1), end (a 2: add when b is 1, test when 0)
 export const OP_OPTIMAL_BLOCKS = 42; // the blocks of a split-block filter for capacity x at rate y (bloom.OptimalBlocks), as float64 at scratch[0:8]
 export const OP_BLOCKED_FPR = 43; // the expected rate of a split-block filter of x blocks after y keys (bloom.EstimateBlockedFPR), as float64 at scratch[0:8]
+export const OP_GROWTH = 44; // the bytes the new layers of scalable h take if it gets x new keys, or the first sum past y, as float64 at scratch[0:8]
 
 // Statistics written by OpStats (all) and OpParams (those that take
 // constant time, the others 0), as float64 in this order.

@@ -315,10 +315,9 @@ export const registry =
         }
       });
 
-/** Internal: runs an operation of the engine that takes x and y and gives one number. */
-export function engineNumber(op, x, y) {
-  const e = live();
+/** Internal: runs an operation of engine e (of filter h) that takes x and y and gives one number. */
+export function engineNumber(op, x, y, e = live(), h = 0) {
   const base = scratch(e, 8);
-  call(e, op, 0, 0, 0, 0, 0, x, y);
+  call(e, op, h, 0, 0, 0, 0, x, y);
   return new Float64Array(mem(e).buffer, base, 1)[0];
 }

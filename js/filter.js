@@ -21,6 +21,7 @@ import {
   OP_APPLY_CHANGES,
   OP_READ_BYTES,
   OP_WRITE_PAYLOAD,
+  OP_GROWTH,
   KIND_SCALABLE,
   KIND_BLOCKED,
   KIND_CLASSIC,
@@ -47,6 +48,7 @@ import {
   check,
   dead,
   engineExited,
+  engineNumber,
   keyCall,
   live,
   mem,
@@ -316,6 +318,14 @@ export function combine(f, op, other, Class) {
 /** The layers of a scalable filter, or the generations of a window. */
 export function layers(f) {
   return paramOf(f, STAT_LAYERS);
+}
+
+// growth returns the bytes the new layers of scalable filter f take if it
+// gets n new keys, or a number past room as soon as they pass it: bloom's
+// rule for its layers, run by the engine.
+export function growth(f, n, room) {
+  const [e, h] = reach(f);
+  return engineNumber(OP_GROWTH, n, Math.max(0, room), e, h);
 }
 
 // A classic filter's changes and byte ranges (BloomFilter offers them; see

@@ -6,7 +6,7 @@ import { OP_DIGEST } from './abi.js';
 import { call, check, keyCall, keyView, keysCall, mem, mem32, scratch } from './core.js';
 
 // Keys longer than this (UTF-16 units of a string, or bytes) are hashed in
-// pieces of this size (bloom.Digest), so that a key of any length needs at
+// pieces of this size (OP_DIGEST), so that a key of any length needs at
 // most 3 · 256 Ki bytes of scratch buffer: a 100 MB key once left 900 MB of
 // linear memory behind.
 const PIECE = 256 * 1024;

@@ -27,6 +27,7 @@ import (
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
+	"github.com/edgebloom/edgebloom/internal/engine"
 )
 
 // maxBits bounds every filter made or loaded here: 2^32 bits is a 512 MiB
@@ -45,10 +46,7 @@ type filter interface {
 	EncodedSize() uint64
 	WriteTo(io.Writer) (int64, error)
 	Stats() bloom.Stats // every statistic from one pass over the bits
-	// For keys hashed in pieces (digest.go).
-	Seed() uint64
-	AddDigest(uint64) bool
-	HasDigest(uint64) bool
+	Seed() uint64       // for keys hashed in pieces (digest.go)
 }
 
 var (
@@ -259,6 +257,11 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 		return encode(f)
 	case abi.OpDigest:
 		return digestOp(f, a, b, c)
+	case abi.OpGrowth:
+		if _, ok := f.(*bloom.ScalableFilter); !ok {
+			return fail(abi.ErrUnsupported, "edgebloom: growth needs a scalable filter")
+		}
+		return putFloat(float64(engine.ScalableGrowth(f, uint64(x), uint64(y))))
 	case abi.OpRotate:
 		if w, ok := f.(*bloom.WindowFilter); ok {
 			w.Rotate()
@@ -297,13 +300,19 @@ func span(off, n int32) ([]byte, bool) {
 func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, room int32) int32 {
 	var f filter
 	var err error
-	// Sizes are checked against maxBits before anything is allocated.
+	// Sizes are checked against maxBits and the budget before anything is
+	// allocated, by the rules that size each kind (a scalable filter's
+	// first layer is sized by bloom's own rule, engine.ScalableSize).
 	size := a
+	bytes := 0.0
 	if !explicit {
 		m, _, e := bloom.Optimal(uint64(a), b)
 		switch kind {
 		case abi.KindScalable:
-			m, _, e = bloom.Optimal(uint64(a), b/2)
+			var n uint64
+			n, e = engine.ScalableSize(uint64(a), b)
+			bytes = float64(n)
+			m = 8 * n
 		case abi.KindBlocked:
 			m, e = bloom.OptimalBlocks(uint64(a), b)
 			if parquet {
@@ -327,7 +336,10 @@ func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, roo
 	if size > maxBits {
 		return fail(abi.ErrArg, "edgebloom: the filter would need more than 2^32 bits (512 MiB), the limit in WebAssembly")
 	}
-	if size/8 > 1024*float64(room) {
+	if bytes == 0 {
+		bytes = size / 8
+	}
+	if bytes > 1024*float64(room) {
 		return fail(abi.ErrTooLarge, "edgebloom: the filter does not fit the engine's memory budget (init's memoryLimit)")
 	}
 	hashes := uint32(min(max(b, 0), 1<<16))
