@@ -41,6 +41,9 @@ import {
   STAT_LAYERS,
   STAT_ENCODED_SIZE,
   NUM_STATS,
+  HEADER_SIZE,
+  CHECKSUM_SIZE,
+  MAX_HASHES,
 } from './abi.js';
 import {
   budgetRoom,
@@ -67,9 +70,6 @@ import { codedError } from './errors.js';
 // and for a scalable filter, which grows by layers, its size too.
 const CHANGING = [STAT_COUNT];
 const GROWING = [STAT_BITS, STAT_CAPACITY, STAT_ENCODED_SIZE, STAT_LAYERS];
-
-const HEADER_SIZE = 64;
-const CHECKSUM_SIZE = 8;
 
 // See the static block of Filter.
 let reach;
@@ -301,7 +301,7 @@ export function positions(f, key) {
   const [e, h] = reach(f);
   const keyBytes = maxKeyBytes(key);
   const out = (keyBytes + 7) & ~7;
-  const base = scratch(e, out + 8 * 64);
+  const base = scratch(e, out + 8 * MAX_HASHES);
   const n = writeKey(mem(e), base, 0, key);
   const k = call(e, OP_POSITIONS, h, 0, n, out);
   return Array.from(new Float64Array(mem(e).buffer, base + out, k));

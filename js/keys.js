@@ -2,7 +2,7 @@
 // encodeInto) or as its bytes into the scratch buffer, one at a time or
 // packed in batches; a key longer than PIECE is hashed in pieces.
 
-import { OP_DIGEST } from './abi.js';
+import { OP_DIGEST, BATCH_GROUP as GROUP } from './abi.js';
 import { call, check, keyCall, keyView, keysCall, mem, mem32, scratch } from './core.js';
 
 // Keys longer than this (UTF-16 units of a string, or bytes) are hashed in
@@ -27,8 +27,8 @@ export const BATCH_BYTES = 1 << 20;
 //   (copyWithin) is a second pass over the bytes and a second native call.
 // A group tried joined that turns out not to be ASCII is encoded again key
 // by key (the only time a key is encoded twice), and the groups after it go
-// key by key until one is all ASCII again.
-const GROUP = 32;
+// key by key until one is all ASCII again. A group is BATCH_GROUP keys, as
+// many as the engine hashes before it probes.
 // A group's layout in the scratch buffer: its result bytes at 0, its key
 // lengths (uint32) at LENS_AT, its keys (joined, or one a slot) at SLOTS_AT.
 const LENS_AT = GROUP;

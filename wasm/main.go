@@ -30,9 +30,8 @@ import (
 	"github.com/edgebloom/edgebloom/internal/engine"
 )
 
-// maxBits bounds every filter made or loaded here: 2^32 bits is a 512 MiB
-// bitset, an eighth of the 4 GiB that wasm32 can address.
-const maxBits = 1 << 32
+// maxBits bounds every filter made or loaded here (see abi.MaxBits).
+const maxBits = abi.MaxBits
 
 // filter is what every kind offers.
 type filter interface {

@@ -5,7 +5,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import * as edgebloom from 'edgebloom';
 
 const root = new URL('../../', import.meta.url);
