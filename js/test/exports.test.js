@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import * as edgebloom from 'edgebloom';
 
 const root = new URL('../../', import.meta.url);
@@ -13,37 +15,25 @@ const types = await readFile(new URL('js/index.d.ts', root), 'utf8');
 const declared = [...types.matchAll(/^export (?:declare )?(?:function|class|const) (\w+)/gm)].map((m) => m[1]);
 const want = [...new Set(declared)].sort();
 
-// exported returns the names module file (a path from the root) exports
-// and the files it reads, following its relative imports and re-exports
-// (the files of js/ use static ESM only: no dynamic import(), no require).
-// Read, not imported: Node cannot import the workerd entry, which imports
-// edgebloom.wasm.
-async function exported(file, seen = new Set()) {
-  seen.add(file);
-  const src = await readFile(new URL(file, root), 'utf8');
-  const names = new Set();
-  for (const m of src.matchAll(/^export (?:async )?(?:function\*?|class|const|let) (\w+)/gm)) names.add(m[1]);
-  for (const m of src.matchAll(/^export \{([^}]*)\}/gm)) {
-    for (const part of m[1].split(','))
-      if (part.trim())
-        names.add(
-          part
-            .trim()
-            .split(/\s+as\s+/)
-            .pop(),
-        );
-  }
-  for (const m of src.matchAll(/^(?:import|export)\b[^;]*?from '([^']+)'|^import '([^']+)'/gm)) {
-    const spec = m[1] ?? m[2];
-    if (spec.startsWith('node:')) continue;
-    const dep = new URL(spec, new URL(file, root)).href.slice(root.href.length);
-    if (!seen.has(dep) && dep.endsWith('.js')) await exported(dep, seen);
-  }
-  for (const m of src.matchAll(/^export \* from '([^']+)'/gm)) {
-    const dep = new URL(m[1], new URL(file, root)).href.slice(root.href.length);
-    for (const n of (await exported(dep, new Set())).names) names.add(n);
-  }
-  return { names: [...names].sort(), files: [...seen] };
+// bundle returns the names entry (a path from the root) exports and the
+// files its bundle reads, as esbuild bundles it for a browser or a Worker
+// (Node cannot import the workerd entry, which imports edgebloom.wasm).
+async function bundle(entry) {
+  const out = await build({
+    entryPoints: [fileURLToPath(new URL(entry, root))],
+    absWorkingDir: fileURLToPath(root),
+    bundle: true,
+    format: 'esm',
+    platform: 'neutral',
+    write: false,
+    outdir: 'out',
+    metafile: true,
+    logLevel: 'silent',
+    loader: { '.wasm': 'file' },
+    external: ['node:*'],
+  });
+  const [output] = Object.values(out.metafile.outputs).filter((o) => o.entryPoint);
+  return { names: [...output.exports].sort(), files: Object.keys(out.metafile.inputs) };
 }
 
 test('index.d.ts declares the API, and no name that looks internal', () => {
@@ -64,10 +54,11 @@ const entries = Object.entries(pkg.exports['.']).filter(([condition]) => conditi
 
 for (const [condition, entry] of entries) {
   test(`the "${condition}" entry (${entry}) exports what index.d.ts declares and ships no test code`, async () => {
-    const { names, files } = await exported(entry.replace(/^\.\//, ''));
+    const { names, files } = await bundle(entry);
     assert.deepEqual(names, want);
-    assert.ok(files.length > 5, `files: ${files}`);
-    for (const p of files) {
+    const code = files.filter((p) => !/\.wasm(\?module)?$/.test(p));
+    assert.ok(code.length > 5, `files: ${files}`);
+    for (const p of code) {
       assert.match(p, /^js\/[\w-]+\.js$/, `${entry} imports ${p}, which is not a file the package ships (js/*.js)`);
     }
   });
