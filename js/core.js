@@ -20,8 +20,8 @@ import { options, positiveInteger } from './args.js';
 
 /** The memory budget of the engine unless init() sets another: 64 MiB, half a Workers isolate. */
 export const DEFAULT_MEMORY_LIMIT = 64 * 2 ** 20;
-// What the Go runtime takes of the budget before any filter: 2.75 MiB of
-// linear memory after start-up, and room for its collector's work.
+// What the Go runtime takes of the budget before any filter: its linear
+// memory after start-up, and room for its collector's work.
 const RUNTIME_RESERVE = 8 * 2 ** 20;
 const decoder = new TextDecoder();
 

@@ -467,7 +467,8 @@ export function writeBytes(f, start, bytes) {
 
 // A split-block filter's payload is Parquet's bitset (docs/format.md),
 // so the encoding without its header and checksum is the bitset: no
-// operation of its own in the engine, which saves 1.1 kB of wasm.
+// operation of its own in the engine, whose size has a budget
+// (docs/npm.md, "Size").
 export function parquetBitset(f) {
   return output(f, HEADER_SIZE, CHECKSUM_SIZE);
 }
