@@ -116,3 +116,31 @@ func TestScalableSizes(t *testing.T) {
 		t.Error("ScalableSize(100, 1): no error")
 	}
 }
+
+// TestNewSizes checks engine.NewSize against the encoded size of the
+// filters the constructors make.
+func TestNewSizes(t *testing.T) {
+	for _, m := range []uint64{1, 63, 64, 65, 1000, 9_585_059} {
+		f, _ := NewWithSize(m, 3)
+		c, _ := NewCountingWithSize(m, 3)
+		b, _ := NewBlockedWithSize(m)
+		for _, k := range []struct {
+			kind int
+			name string
+			want uint64
+		}{{kindClassic, "classic", f.EncodedSize()}, {kindCounting, "counting", c.EncodedSize()}, {kindBlocked, "blocked", b.EncodedSize()}} {
+			if got := engine.NewSize(k.kind, m, 0); got != k.want {
+				t.Errorf("NewSize(%s, %d): got %d; want %d", k.name, m, got, k.want)
+			}
+		}
+	}
+	for _, gens := range []int{1, 3, 4096} {
+		w, err := NewWindow(10, 0.01, gens)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := engine.NewSize(kindWindow, w.fs[0].m, gens); got != w.EncodedSize() {
+			t.Errorf("NewSize(window, %d, %d): got %d; want %d", w.fs[0].m, gens, got, w.EncodedSize())
+		}
+	}
+}

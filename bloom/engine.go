@@ -14,6 +14,7 @@ func init() {
 	engine.Batch = batch
 	engine.NewDigest = func(seed uint64) engine.Digest { return newSeededChecksum(seed) }
 	engine.Digested = digest
+	engine.NewSize = newSize
 	engine.ScalableSize = scalableSize
 	engine.ScalableGrowth = func(f any, n, limit uint64) uint64 { return f.(*ScalableFilter).growth(n, limit) }
 }
@@ -58,6 +59,18 @@ func digest(f any, h uint64, add bool) (result, ok bool) {
 		return k.add(h), true
 	}
 	return k.has(h), true
+}
+
+func newSize(kind int, m uint64, generations int) uint64 {
+	switch kind {
+	case kindCounting:
+		return recordSize(8 * payloadWords(kindCounting, m))
+	case kindWindow:
+		return recordSize(uint64(generations) * layerSize(m))
+	case kindBlocked:
+		return recordSize(32 * m)
+	}
+	return layerSize(m)
 }
 
 // scalableSize is the encoded size of NewScalable(capacity, fpRate), with

@@ -300,18 +300,16 @@ func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, roo
 	var f filter
 	var err error
 	// Sizes are checked against maxBits and the budget before anything is
-	// allocated, by the rules that size each kind (a scalable filter's
-	// first layer is sized by bloom's own rule, engine.ScalableSize).
-	size := a
-	bytes := 0.0
+	// allocated: the bytes a filter takes are its encoded size, by bloom's
+	// own rules for each kind (engine.NewSize, engine.ScalableSize).
+	size := a // bits, counters or blocks
+	var bytes uint64
 	if !explicit {
 		m, _, e := bloom.Optimal(uint64(a), b)
 		switch kind {
 		case abi.KindScalable:
-			var n uint64
-			n, e = engine.ScalableSize(uint64(a), b)
-			bytes = float64(n)
-			m = 8 * n
+			bytes, e = engine.ScalableSize(uint64(a), b)
+			m = 8 * bytes
 		case abi.KindBlocked:
 			m, e = bloom.OptimalBlocks(uint64(a), b)
 			if parquet {
@@ -323,22 +321,22 @@ func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, roo
 		}
 		size = float64(m)
 	}
-	if kind == abi.KindBlocked { // sized in blocks
-		size *= bloom.BlockBits
+	bits := size
+	switch kind {
+	case abi.KindBlocked:
+		bits *= bloom.BlockBits
+	case abi.KindCounting:
+		bits *= 4
+	case abi.KindWindow:
+		bits *= float64(gens)
 	}
-	if kind == abi.KindCounting {
-		size *= 4
-	}
-	if kind == abi.KindWindow {
-		size *= float64(gens)
-	}
-	if size > maxBits {
+	if bits > maxBits {
 		return fail(abi.ErrArg, "edgebloom: the filter would need more than 2^32 bits (512 MiB), the limit in WebAssembly")
 	}
-	if bytes == 0 {
-		bytes = size / 8
+	if kind != abi.KindScalable {
+		bytes = engine.NewSize(int(kind), uint64(size), int(gens))
 	}
-	if bytes > 1024*float64(room) {
+	if float64(bytes) > 1024*float64(room) {
 		return fail(abi.ErrTooLarge, "edgebloom: the filter does not fit the engine's memory budget (init's memoryLimit)")
 	}
 	hashes := uint32(min(max(b, 0), 1<<16))

@@ -33,6 +33,13 @@ var (
 	// false when f is of no kind it knows.
 	Digested func(f any, h uint64, add bool) (result, ok bool)
 
+	// NewSize returns the encoded size in bytes of a new filter of kind (as
+	// the format numbers kinds) of m bits, or counters for the counting
+	// kind, or blocks for the split-block kind, and of generations
+	// generations of those for a window. Not for the scalable kind: see
+	// ScalableSize.
+	NewSize func(kind int, m uint64, generations int) uint64
+
 	// ScalableSize returns the encoded size in bytes of a new
 	// bloom.NewScalable(initialCapacity, fpRate), without making it.
 	ScalableSize func(initialCapacity uint64, fpRate float64) (uint64, error)
