@@ -1,5 +1,7 @@
 package bloom
 
+import "github.com/edgebloom/edgebloom/internal/abi"
+
 // Batches: AddMany, HasMany, AddManyString and HasManyString on every kind.
 //
 // A loop of single calls waits for each key's cache misses in turn: the
@@ -19,7 +21,7 @@ package bloom
 // machine), groups of 32 took 12% less time a key than groups of 16 for
 // the split-block kind and the same for the classic one; groups of 8 took
 // 10-30% more.
-const group = 32
+const group = abi.BatchGroup
 
 // A groupMask has bit i set for key i of a group.
 type groupMask = uint32
@@ -232,7 +234,7 @@ func (f *BlockedFilter) present(hs []uint64) (mask groupMask) {
 func (f *BlockedFilter) addDigests(hs []uint64, dst []bool) []bool {
 	present := f.present(hs)
 	for i, h := range hs {
-		dst = append(dst, present>>(i&31)&1 == 0 && f.AddDigest(h))
+		dst = append(dst, present>>(i&31)&1 == 0 && f.addDigest(h))
 	}
 	return dst
 }

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"io"
 	"math"
+
+	"github.com/edgebloom/edgebloom/internal/abi"
 )
 
 // The encoding, described field by field in docs/format.md:
@@ -29,14 +31,14 @@ import (
 const (
 	magic         = "EBLM"
 	formatVersion = 1
-	headerSize    = 64
-	checksumSize  = 8
+	headerSize    = abi.HeaderSize
+	checksumSize  = abi.ChecksumSize
 
-	kindClassic  = 1
-	kindCounting = 2
-	kindScalable = 3
-	kindWindow   = 4
-	kindBlocked  = 5
+	kindClassic  = abi.KindClassic
+	kindCounting = abi.KindCounting
+	kindScalable = abi.KindScalable
+	kindWindow   = abi.KindWindow
+	kindBlocked  = abi.KindBlocked
 
 	// flagDirty marks a file-backed classic filter whose payload may be
 	// newer than its count and checksum: set before the first change after

@@ -1,59 +1,38 @@
 package bloom
 
-// AddPacked adds len(lens) keys that lie back to back in keys, key i being
-// lens[i] bytes long, and sets out[i] to 1 when key i was new (Add returned
-// true), else 0. It is a batch Add for callers whose keys already sit in one
-// buffer, such as the npm module's engine, which gets them from JavaScript
-// that way; on wasm it runs the hash and the probes in one loop, without
-// the calls that cost most of a key there. It panics when the lengths add
-// up to more than len(keys) or out is shorter than lens.
-func (f *Filter) AddPacked(keys []byte, lens []uint32, out []byte) { f.AddStrided(keys, 0, lens, out) }
-
-// HasPacked tests the keys laid out as for AddPacked and sets out[i] to 1
-// when key i is probably present (Has returned true), else 0. It panics as
-// AddPacked does.
-func (f *Filter) HasPacked(keys []byte, lens []uint32, out []byte) { f.HasStrided(keys, 0, lens, out) }
-
-// AddStrided is AddPacked for keys that start every stride bytes: key i is
+// addStrided adds len(lens) keys that start every stride bytes: key i is
 // keys[i·stride : i·stride+lens[i]], so a caller can write each key straight
 // into a slot of its own (the npm module's engine: one encodeInto a key,
-// into a view made once). A stride of 0 means back to back, as AddPacked.
-// It panics when a key is longer than stride or runs past keys, or out is
-// shorter than lens.
-func (f *Filter) AddStrided(keys []byte, stride int, lens []uint32, out []byte) {
+// into a view made once), or back to back when stride is 0; it sets out[i]
+// to 1 when key i was new (Add returned true), else 0. On wasm it runs the
+// hash and the probes in one loop, without the calls that cost most of a
+// key there. It panics when a key is longer than stride or runs past keys,
+// or out is shorter than lens.
+func (f *Filter) addStrided(keys []byte, stride int, lens []uint32, out []byte) {
 	checkPacked(keys, stride, lens, out)
 	f.packed(keys, stride, lens, out, true)
 }
 
-// HasStrided tests the keys laid out as for AddStrided, as HasPacked does.
-func (f *Filter) HasStrided(keys []byte, stride int, lens []uint32, out []byte) {
+// hasStrided tests the keys laid out as for addStrided and sets out[i] to 1
+// when key i is probably present (Has returned true), else 0.
+func (f *Filter) hasStrided(keys []byte, stride int, lens []uint32, out []byte) {
 	checkPacked(keys, stride, lens, out)
 	f.packed(keys, stride, lens, out, false)
 }
 
-// AddPacked is Filter.AddPacked for the split-block kind.
-func (f *BlockedFilter) AddPacked(keys []byte, lens []uint32, out []byte) {
-	f.AddStrided(keys, 0, lens, out)
-}
-
-// HasPacked is Filter.HasPacked for the split-block kind.
-func (f *BlockedFilter) HasPacked(keys []byte, lens []uint32, out []byte) {
-	f.HasStrided(keys, 0, lens, out)
-}
-
-// AddStrided is Filter.AddStrided for the split-block kind.
-func (f *BlockedFilter) AddStrided(keys []byte, stride int, lens []uint32, out []byte) {
+// addStrided is Filter.addStrided for the split-block kind.
+func (f *BlockedFilter) addStrided(keys []byte, stride int, lens []uint32, out []byte) {
 	checkPacked(keys, stride, lens, out)
 	f.packed(keys, stride, lens, out, true)
 }
 
-// HasStrided is Filter.HasStrided for the split-block kind.
-func (f *BlockedFilter) HasStrided(keys []byte, stride int, lens []uint32, out []byte) {
+// hasStrided is Filter.hasStrided for the split-block kind.
+func (f *BlockedFilter) hasStrided(keys []byte, stride int, lens []uint32, out []byte) {
 	checkPacked(keys, stride, lens, out)
 	f.packed(keys, stride, lens, out, false)
 }
 
-// checkPacked panics unless every key of the layout (see AddStrided) lies
+// checkPacked panics unless every key of the layout (see addStrided) lies
 // inside keys and out has room for every answer.
 func checkPacked(keys []byte, stride int, lens []uint32, out []byte) {
 	var total uint64

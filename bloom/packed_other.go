@@ -23,9 +23,9 @@ func (f *BlockedFilter) packed(keys []byte, stride int, lens []uint32, out []byt
 		k, off = packedKey(keys, stride, lens, i, off)
 		h := xxh64Seed0(k)
 		if add {
-			out[i] = b2u8(f.AddDigest(h))
+			out[i] = b2u8(f.addDigest(h))
 		} else {
-			out[i] = b2u8(f.HasDigest(h))
+			out[i] = b2u8(f.hasDigest(h))
 		}
 	}
 }

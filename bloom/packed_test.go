@@ -5,10 +5,12 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"testing"
+
+	"github.com/edgebloom/edgebloom/internal/engine"
 )
 
-// TestPacked checks AddPacked and HasPacked against Add and Has, key by key
-// and bit for bit, on keys of every length up to 100 bytes (both sides of
+// TestPacked checks the engine's batches (engine.Batch) of keys back to
+// back against Add and Has, key by key and bit for bit, on keys of every length up to 100 bytes (both sides of
 // each branch of the hash), with and without a seed.
 func TestPacked(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -36,36 +38,36 @@ func TestPacked(t *testing.T) {
 		}
 		b, _ := NewWithSeed(1<<14, 7, seed)
 		out := make([]byte, len(lens))
-		a.AddPacked(keys, lens, out)
+		engine.Batch(a, keys, 0, lens, out, true)
 		rest := keys
 		for i, n := range lens {
 			if want := b2u8test(b.Add(rest[:n])); out[i] != want {
-				t.Fatalf("seed %#x: AddPacked key %d = %d, Add = %d", seed, i, out[i], want)
+				t.Fatalf("seed %#x: batch add key %d = %d, Add = %d", seed, i, out[i], want)
 			}
 			rest = rest[n:]
 		}
 		if !a.Equal(b) || a.Count() != b.Count() {
-			t.Fatalf("seed %#x: AddPacked and Add set different bits or counts (%d, %d)", seed, a.Count(), b.Count())
+			t.Fatalf("seed %#x: the batch and Add set different bits or counts (%d, %d)", seed, a.Count(), b.Count())
 		}
 		probe := append(bytes.Clone(keys), "absent"...)
 		plens := append(append([]uint32(nil), lens...), 6)
 		out = make([]byte, len(plens))
-		a.HasPacked(probe, plens, out)
+		engine.Batch(a, probe, 0, plens, out, false)
 		rest = probe
 		for i, n := range plens {
 			if want := b2u8test(b.Has(rest[:n])); out[i] != want {
-				t.Fatalf("seed %#x: HasPacked key %d = %d, Has = %d", seed, i, out[i], want)
+				t.Fatalf("seed %#x: batch has key %d = %d, Has = %d", seed, i, out[i], want)
 			}
 			rest = rest[n:]
 		}
 	}
 	defer func() {
 		if recover() == nil {
-			t.Error("AddPacked with lengths past the keys did not panic")
+			t.Error("a batch with lengths past the keys did not panic")
 		}
 	}()
 	f, _ := New(100, 0.01)
-	f.AddPacked([]byte("abc"), []uint32{2, 2}, make([]byte, 2))
+	engine.Batch(f, []byte("abc"), 0, []uint32{2, 2}, make([]byte, 2), true)
 }
 
 func b2u8test(b bool) byte {
@@ -75,18 +77,14 @@ func b2u8test(b bool) byte {
 	return 0
 }
 
-// TestStrided checks AddStrided and HasStrided of both kinds that have them
-// against Add and Has, key by key and bit for bit, with keys back to back
-// (stride 0) and in slots of 104 and 128 bytes, and that AddPacked and
-// HasPacked of the split-block kind are its stride 0.
+// TestStrided checks the engine's batches (engine.Batch) of both kinds that
+// have them against Add and Has, key by key and bit for bit, with keys back
+// to back (stride 0) and in slots of 104 and 128 bytes, and that the other
+// kinds are left to the caller.
 func TestStrided(t *testing.T) {
 	type strided interface {
 		Add([]byte) bool
 		Has([]byte) bool
-		AddStrided([]byte, int, []uint32, []byte)
-		HasStrided([]byte, int, []uint32, []byte)
-		AddPacked([]byte, []uint32, []byte)
-		HasPacked([]byte, []uint32, []byte)
 		MarshalBinary() ([]byte, error)
 	}
 	kinds := map[string]func() strided{
@@ -124,15 +122,12 @@ func TestStrided(t *testing.T) {
 				return buf, lens
 			}
 			a, b := newFilter(), newFilter()
-			// check runs the batch (AddPacked or AddStrided, HasPacked or
-			// HasStrided) over keys, then the single calls on b.
-			check := func(keys [][]byte, batch, stridedBatch func([]byte, []uint32, []byte), batchName string, single func([]byte) bool) {
+			// check runs the batch over keys, then the single calls on b.
+			check := func(keys [][]byte, add bool, batchName string, single func([]byte) bool) {
 				buf, lens := layout(keys)
 				out := make([]byte, len(lens))
-				if stride == 0 {
-					batch(buf, lens, out)
-				} else {
-					stridedBatch(buf, lens, out)
+				if !engine.Batch(a, buf, stride, lens, out, add) {
+					t.Fatalf("%s: engine.Batch refused the kind", name)
 				}
 				for i, k := range keys {
 					if want := b2u8test(single(k)); out[i] != want {
@@ -140,13 +135,13 @@ func TestStrided(t *testing.T) {
 					}
 				}
 			}
-			check(all, a.AddPacked, func(k []byte, l []uint32, o []byte) { a.AddStrided(k, stride, l, o) }, "add", b.Add)
+			check(all, true, "add", b.Add)
 			ab, _ := a.MarshalBinary()
 			bb, _ := b.MarshalBinary()
 			if !bytes.Equal(ab, bb) {
 				t.Fatalf("%s, stride %d: batch and Add set different bits or counts", name, stride)
 			}
-			check(probes, a.HasPacked, func(k []byte, l []uint32, o []byte) { a.HasStrided(k, stride, l, o) }, "has", b.Has)
+			check(probes, false, "has", b.Has)
 		}
 		f := newFilter()
 		for _, bad := range []struct {
@@ -162,11 +157,28 @@ func TestStrided(t *testing.T) {
 			func() {
 				defer func() {
 					if recover() == nil {
-						t.Errorf("%s: AddStrided(%q, %d, %v) did not panic", name, bad.keys, bad.stride, bad.lens)
+						t.Errorf("%s: a batch of %q, stride %d, lengths %v did not panic", name, bad.keys, bad.stride, bad.lens)
 					}
 				}()
-				f.AddStrided(bad.keys, bad.stride, bad.lens, make([]byte, len(bad.lens)))
+				engine.Batch(f, bad.keys, bad.stride, bad.lens, make([]byte, len(bad.lens)), true)
 			}()
+		}
+	}
+}
+
+// TestBatchOtherKinds checks that engine.Batch leaves the kinds without a
+// strided batch to its caller, untouched.
+func TestBatchOtherKinds(t *testing.T) {
+	counting, _ := NewCounting(100, 0.01)
+	scalable, _ := NewScalable(100, 0.01)
+	window, _ := NewWindow(100, 0.01, 2)
+	for name, f := range map[string]interface{ Count() uint64 }{"counting": counting, "scalable": scalable, "window": window, "nil": (*Filter)(nil)} {
+		if name == "nil" {
+			continue
+		}
+		out := []byte{7}
+		if engine.Batch(f, []byte("a"), 0, []uint32{1}, out, true) || out[0] != 7 || f.Count() != 0 {
+			t.Errorf("%s: engine.Batch took a kind it does not batch", name)
 		}
 	}
 }

@@ -118,7 +118,7 @@ func (f *Filter) packed(keys []byte, stride int, lens []uint32, out []byte, add 
 
 // packed is Filter.packed for the split-block kind: a group is hashed,
 // then its blocks are read together (present, as in AddMany), then each
-// key is answered, and added in order through AddDigest.
+// key is answered, and added in order through addDigest.
 func (f *BlockedFilter) packed(keys []byte, stride int, lens []uint32, out []byte, add bool) {
 	p := unsafe.Pointer(unsafe.SliceData(keys))
 	var hs [group]uint64
@@ -129,7 +129,7 @@ func (f *BlockedFilter) packed(keys []byte, stride int, lens []uint32, out []byt
 		for g := range ls {
 			r := byte(present>>(g&31)) & 1
 			if add {
-				r = b2u8(r == 0 && f.AddDigest(hs[g&(group-1)]))
+				r = b2u8(r == 0 && f.addDigest(hs[g&(group-1)]))
 			}
 			out[o+g] = r
 		}

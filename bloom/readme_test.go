@@ -55,33 +55,6 @@ func TestREADMEGoSnippets(t *testing.T) {
 	}
 }
 
-// TestREADMEGoSignatures keeps the API lists of docs/ current: every name
-// a signature line gives (func F, func (r *T) M, and the names after "/"
-// and "," in one line) is declared, as a func or as a method of T, in a Go
-// source file of this repository.
-func TestREADMEGoSignatures(t *testing.T) {
-	declared := readDecls(t, "..")
-	checked := 0
-	for _, doc := range readDocs(t) {
-		for _, block := range goBlocks(doc.text) {
-			if !signaturesOnly(block.text) {
-				continue
-			}
-			for _, line := range strings.Split(block.text, "\n") {
-				for _, name := range signatureNames(line) {
-					checked++
-					if !declared[name] {
-						t.Errorf("%s:%d: %s is not declared anywhere: %s", doc.name, block.line, name, strings.TrimSpace(line))
-					}
-				}
-			}
-		}
-	}
-	if checked == 0 {
-		t.Fatal("README.md and docs/*.md have no Go signatures to check")
-	}
-}
-
 type docFile struct {
 	name string // relative to the repository's root
 	text string
@@ -111,104 +84,6 @@ func readDocs(t *testing.T) []docFile {
 		t.Fatal("no pages in docs/")
 	}
 	return docs
-}
-
-var (
-	receiver = regexp.MustCompile(`^\(\s*\w+\s+\*?(\w+)(?:\[[^\]]*\])?\s*\)\s*`)
-	leadName = regexp.MustCompile(`^([A-Z]\w*)`)
-)
-
-// signatureNames gives the names a signature line declares, as "F" for a
-// func and "T.M" for a method.
-func signatureNames(line string) []string {
-	line = strings.TrimSpace(line)
-	if i := strings.Index(line, "//"); i >= 0 {
-		line = line[:i]
-	}
-	line, ok := strings.CutPrefix(strings.TrimSpace(line), "func ")
-	if !ok {
-		return nil
-	}
-	var names []string
-	recv := ""
-	for i, part := range splitTop(line, "/,") {
-		part = strings.TrimSpace(part)
-		if m := receiver.FindStringSubmatch(part); m != nil {
-			recv = m[1]
-			part = part[len(m[0]):]
-		} else if i == 0 {
-			recv = ""
-		}
-		m := leadName.FindStringSubmatch(part)
-		if m == nil {
-			continue
-		}
-		if recv != "" {
-			names = append(names, recv+"."+m[1])
-		} else {
-			names = append(names, m[1])
-		}
-	}
-	return names
-}
-
-// splitTop splits s at the separator characters outside parentheses and
-// brackets.
-func splitTop(s, seps string) []string {
-	var parts []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch {
-		case r == '(' || r == '[':
-			depth++
-		case r == ')' || r == ']':
-			depth--
-		case depth == 0 && strings.ContainsRune(seps, r):
-			parts = append(parts, s[start:i])
-			start = i + 1
-		}
-	}
-	return append(parts, s[start:])
-}
-
-// readDecls gives the funcs ("F") and methods ("T.M") declared in the Go
-// source files below root.
-func readDecls(t *testing.T, root string) map[string]bool {
-	t.Helper()
-	decls := map[string]bool{}
-	walkGo(t, root, func(path string, src []byte) {
-		if strings.HasSuffix(path, "_test.go") {
-			return
-		}
-		f, err := parser.ParseFile(token.NewFileSet(), path, src, parser.SkipObjectResolution)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, decl := range f.Decls {
-			fn, ok := decl.(*ast.FuncDecl)
-			if !ok {
-				continue
-			}
-			if fn.Recv == nil || len(fn.Recv.List) == 0 {
-				decls[fn.Name.Name] = true
-				continue
-			}
-			typ := fn.Recv.List[0].Type
-			if star, ok := typ.(*ast.StarExpr); ok {
-				typ = star.X
-			}
-			switch x := typ.(type) {
-			case *ast.IndexExpr:
-				typ = x.X
-			case *ast.IndexListExpr:
-				typ = x.X
-			}
-			if id, ok := typ.(*ast.Ident); ok {
-				decls[id.Name+"."+fn.Name.Name] = true
-			}
-		}
-	})
-	return decls
 }
 
 type goBlock struct {

@@ -170,16 +170,6 @@ export function checkVectors(edgebloom, vectors) {
 export function checkMalformed(edgebloom, corpus) {
   const failures = [];
   let checked = 0;
-  // A case with a room was given its code for an engine with that much room
-  // for loads (a fresh one with the default memory budget): this one must
-  // have it.
-  const rooms = new Set(corpus.cases.map((c) => c.room).filter((r) => r !== undefined));
-  for (const room of rooms) {
-    checked++;
-    const have = edgebloom._memoryBudget().loadRoom;
-    if (have !== room)
-      failures.push(`the engine has ${have} bytes of room for loads; the corpus was written for ${room}`);
-  }
   for (const c of corpus.cases) {
     checked++;
     let got;

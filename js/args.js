@@ -1,10 +1,11 @@
 // The checks of the arguments every API takes: each names the argument and
 // the rule it breaks, as a TypeError or a RangeError.
 
-/** The largest filter the WebAssembly engine makes or loads: 2^32 bits (512 MiB). */
-export const MAX_BITS = 2 ** 32;
-/** The most generations of a window, as Go's bloom.MaxGenerations. */
-export const MAX_GENERATIONS = 4096;
+import { MAX_BITS, MAX_GENERATIONS, MAX_HASHES } from './abi.js';
+
+// The largest filter the WebAssembly engine makes or loads (2^32 bits, 512
+// MiB), and the most generations of a window (Go's bloom.MaxGenerations).
+export { MAX_BITS, MAX_GENERATIONS };
 
 /** Internal: the token that lets a filter class reach the Filter constructor. */
 export const CONSTRUCT = Symbol('construct');
@@ -35,7 +36,7 @@ export function options(value, what) {
 export function sizeArgs(opts, what) {
   opts = options(opts, what);
   if (opts.bits !== undefined || opts.hashes !== undefined) {
-    return [1, positiveInteger('bits', opts.bits, MAX_BITS), positiveInteger('hashes', opts.hashes, 64)];
+    return [1, positiveInteger('bits', opts.bits, MAX_BITS), positiveInteger('hashes', opts.hashes, MAX_HASHES)];
   }
   return [0, positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER), rate('errorRate', opts.errorRate)];
 }

@@ -4,13 +4,18 @@
 // or a has touches one cache line where a classic filter of the same rate
 // touches about seven; the price is about 11 % more bits for the same rate.
 
-import { OP_UNION, OP_INTERSECT, OP_EQUAL, OP_OPTIMAL_BLOCKS, OP_BLOCKED_FPR, KIND_BLOCKED } from './abi.js';
+import {
+  OP_UNION,
+  OP_INTERSECT,
+  OP_EQUAL,
+  OP_OPTIMAL_BLOCKS,
+  OP_BLOCKED_FPR,
+  KIND_BLOCKED,
+  BLOCK_BITS,
+} from './abi.js';
 import { engineNumber } from './core.js';
 import { Filter, combine, fromParquet, load, parquetBitset, positions } from './filter.js';
 import { CONSTRUCT, MAX_BITS, options, positiveInteger, rate } from './args.js';
-
-/** Bits in a block: eight 32-bit words. */
-const BLOCK_BITS = 256;
 
 // blockedArgs validates { capacity, errorRate, forParquet } or { blocks }.
 function blockedArgs(opts) {
@@ -98,7 +103,7 @@ export function optimalBlocks(capacity, errorRate) {
  * (Go's EstimateBlockedFPR). Needs init().
  */
 export function estimateBlockedFPR(blocks, count) {
-  positiveInteger('blocks', blocks, 2 ** 32);
+  positiveInteger('blocks', blocks, MAX_BITS);
   if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) {
     throw new RangeError(`edgebloom: "count" must be an integer >= 0, got ${count}`);
   }

@@ -14,22 +14,14 @@
 
 import { makeGo } from './wasm_exec.js';
 import { toModule } from './load.js';
-import {
-  VERSION as ABI_VERSION,
-  OP_SCRATCH,
-  OP_ERROR_PTR,
-  OP_ERROR_LEN,
-  OP_FREE,
-  OP_LIVE,
-  OP_CRASH,
-  ERROR_CODES,
-} from './abi.js';
+import { codedError } from './errors.js';
+import { VERSION as ABI_VERSION, OP_SCRATCH, OP_ERROR_PTR, OP_ERROR_LEN, OP_FREE, ERROR_CODES } from './abi.js';
 import { options, positiveInteger } from './args.js';
 
 /** The memory budget of the engine unless init() sets another: 64 MiB, half a Workers isolate. */
 export const DEFAULT_MEMORY_LIMIT = 64 * 2 ** 20;
-// What the Go runtime takes of the budget before any filter: 2.75 MiB of
-// linear memory after start-up, and room for its collector's work.
+// What the Go runtime takes of the budget before any filter: its linear
+// memory after start-up, and room for its collector's work.
 const RUNTIME_RESERVE = 8 * 2 ** 20;
 const decoder = new TextDecoder();
 
@@ -38,12 +30,6 @@ const decoder = new TextDecoder();
 // every call in between throws ERR_ENGINE_EXITED.
 let engine = null;
 let starting = null;
-
-export function codedError(Kind, code, message) {
-  const err = new Kind(message);
-  err.code = code;
-  return err;
-}
 
 function notInitialized() {
   return codedError(Error, 'ERR_NOT_INITIALIZED', 'edgebloom: call "await init()" before using the module');
@@ -372,51 +358,9 @@ export const registry =
         }
       });
 
-/** Internal: runs an operation of the engine that takes x and y and gives one number. */
-export function engineNumber(op, x, y) {
-  const e = live();
+/** Internal: runs an operation of engine e (of filter h) that takes x and y and gives one number. */
+export function engineNumber(op, x, y, e = live(), h = 0) {
   const base = scratch(e, 8);
-  call(e, op, 0, 0, 0, 0, 0, x, y);
+  call(e, op, h, 0, 0, 0, 0, x, y);
   return new Float64Array(mem(e).buffer, base, 1)[0];
-}
-
-/** Internal: the number of live filters in the engine, for leak tests. */
-export function _liveFilters() {
-  return call(live(), OP_LIVE);
-}
-
-/**
- * Internal, for tests: stops the engine as a panic outside recover would,
- * so that the ERR_ENGINE_EXITED path can be tested. Filters of the stopped
- * engine throw from then on; init() starts a fresh engine.
- */
-export function _crashEngine() {
-  call(live(), OP_CRASH);
-}
-
-/**
- * Internal, for tests: stops the engine from inside a FinalizationRegistry
- * callback, as a free() of a dropped filter does when the Go program dies
- * in it, after the next garbage collection that finds the returned object
- * unreachable. No call is being checked then: the next call must notice.
- * @returns {object} drop it, then collect garbage
- */
-export function _crashEngineInFinalizer() {
-  const token = {};
-  registry.register(token, { handle: 0, e: live(), op: OP_CRASH });
-  return token;
-}
-
-/**
- * Internal, for tests: the memory budget, what counts against it and the
- * room it has left (for a load: loadRoom), in bytes.
- */
-export function _memoryBudget() {
-  const e = live();
-  return { limit: e.limit, used: e.used, scratch: e.scratchSize, room: budgetRoom(e), loadRoom: loadRoom(e) };
-}
-
-/** Internal: the size of the engine's linear memory in bytes. */
-export function _memoryBytes() {
-  return live().memory.buffer.byteLength;
 }

@@ -4,36 +4,28 @@
 // ("Deltas") and Go's snapshot/delta.go; the apply runs here in JS, through
 // applyChanges, so the engine (the wasm, with its gzip budget) does not grow.
 
-import { codedError } from './core.js';
+import {
+  DELTA_MAGIC,
+  DELTA_VERSION,
+  DELTA_HEADER as HEADER,
+  DELTA_RECORD_HEADER as RECORD,
+  DELTA_TRAILER as TRAILER,
+  MAX_SHARDS,
+  MAX_DELTA_BITS,
+  MAX_HASHES,
+  MAX_CURSOR_BYTES,
+  CURSOR_VERSION,
+  MAX_COUNT_PER_BIT,
+  KIND_CLASSIC,
+} from './abi.js';
+import { codedError } from './errors.js';
+import { crc32 } from './crc32.js';
 import { BloomFilter } from './classic.js';
 import { ShardedBloomFilter } from './sharded.js';
 
-const MAGIC = [0x45, 0x42, 0x44, 0x4c]; // "EBDL"
-const HEADER = 48;
-const RECORD = 40;
-const TRAILER = 4;
-const MAX_SHARDS = 1 << 16;
-const MAX_BITS = 2 ** 32;
-const MAX_HASHES = 64;
-const MAX_CURSOR = 4096;
+const MAGIC = [...DELTA_MAGIC].map((c) => c.charCodeAt(0));
 
 const fail = (code, message) => codedError(Error, code, `edgebloom: applyDelta: ${message}`);
-
-// CRC-32 (IEEE), a byte a step: a delta is kilobytes.
-let table;
-function crc32(bytes) {
-  if (!table) {
-    table = new Int32Array(256);
-    for (let n = 0; n < 256; n++) {
-      let c = n;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      table[n] = c;
-    }
-  }
-  let c = -1;
-  for (let i = 0; i < bytes.length; i++) c = table[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
 
 // A reader of unsigned LEB128 varints below 2^53 from bytes[at, end).
 function varints(bytes, at, end) {
@@ -63,7 +55,12 @@ export function parseCursor(token) {
       'ERR_ARG',
       `"cursor" must be the X-Edgebloom-Cursor token the service sent, got ${String(token).slice(0, 80)}`,
     );
-  if (typeof token !== 'string' || token.length === 0 || token.length > MAX_CURSOR || !/^[A-Za-z0-9_-]+$/.test(token))
+  if (
+    typeof token !== 'string' ||
+    token.length === 0 ||
+    token.length > MAX_CURSOR_BYTES ||
+    !/^[A-Za-z0-9_-]+$/.test(token)
+  )
     throw bad();
   let bin;
   try {
@@ -72,7 +69,7 @@ export function parseCursor(token) {
     throw bad();
   }
   const bytes = Uint8Array.from(bin, (ch) => ch.charCodeAt(0));
-  if (bytes[0] !== 1) throw bad();
+  if (bytes[0] !== CURSOR_VERSION) throw bad();
   const next = varints(bytes, 1, bytes.length);
   const generation = next();
   const s = next();
@@ -90,7 +87,7 @@ export function parseCursor(token) {
 
 /** The token of a cursor, as the service writes it (Go's snapshot.Cursor.Text). */
 export function formatCursor({ generation, shards }) {
-  const out = [1];
+  const out = [CURSOR_VERSION];
   appendVarint(out, generation);
   appendVarint(out, shards.length);
   for (const { epoch, position } of shards) {
@@ -114,13 +111,13 @@ function decode(bytes) {
     return Number(v);
   };
   if (!MAGIC.every((b, i) => bytes[i] === b)) throw fail('ERR_NOT_FILTER', 'not a delta (magic "EBDL")');
-  if (bytes[4] !== 1) throw fail('ERR_VERSION', `delta version ${bytes[4]}`);
-  if (bytes[5] !== 1) throw fail('ERR_KIND', `a delta of kind ${bytes[5]}`);
+  if (bytes[4] !== DELTA_VERSION) throw fail('ERR_VERSION', `delta version ${bytes[4]}`);
+  if (bytes[5] !== KIND_CLASSIC) throw fail('ERR_KIND', `a delta of kind ${bytes[5]}`);
   const d = { generation: u64(8), seed: dv.getBigUint64(16, true), bits: u64(24), hashes: dv.getUint32(32, true) };
   d.shards = dv.getUint32(36, true);
   const r = dv.getUint32(40, true);
   if (bytes[6] !== 0 || bytes[7] !== 0 || dv.getUint32(44, true) !== 0) throw fail('ERR_CORRUPT', 'reserved bytes set');
-  if (d.bits < 1 || d.bits > MAX_BITS || d.hashes < 1 || d.hashes > MAX_HASHES)
+  if (d.bits < 1 || d.bits > MAX_DELTA_BITS || d.hashes < 1 || d.hashes > MAX_HASHES)
     throw fail('ERR_CORRUPT', `m = ${d.bits}, k = ${d.hashes}`);
   if (d.shards < 1 || d.shards > MAX_SHARDS || r > d.shards)
     throw fail('ERR_CORRUPT', `${r} records of ${d.shards} shards`);
@@ -148,7 +145,7 @@ function decode(bytes) {
     if (rec.shard >= d.shards || (prev && rec.shard <= prev.shard))
       throw fail('ERR_CORRUPT', `record ${i} is of shard ${rec.shard}`);
     if (rec.to <= rec.from) throw fail('ERR_CORRUPT', `record ${i} goes from ${rec.from} to ${rec.to}`);
-    if (rec.count > 64 * d.bits) throw fail('ERR_CORRUPT', `record ${i} has count ${rec.count}`);
+    if (rec.count > MAX_COUNT_PER_BIT * d.bits) throw fail('ERR_CORRUPT', `record ${i} has count ${rec.count}`);
     if (n > b || n > d.bits) throw fail('ERR_CORRUPT', `record ${i} has ${n} positions in ${b} bytes`);
     const start = off + RECORD;
     let at = start;

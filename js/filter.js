@@ -21,6 +21,7 @@ import {
   OP_APPLY_CHANGES,
   OP_READ_BYTES,
   OP_WRITE_PAYLOAD,
+  OP_GROWTH,
   KIND_SCALABLE,
   KIND_BLOCKED,
   KIND_CLASSIC,
@@ -40,14 +41,17 @@ import {
   STAT_LAYERS,
   STAT_ENCODED_SIZE,
   NUM_STATS,
+  HEADER_SIZE,
+  CHECKSUM_SIZE,
+  MAX_HASHES,
 } from './abi.js';
 import {
   budgetRoom,
   call,
   check,
-  codedError,
   dead,
   engineExited,
+  engineNumber,
   keyCall,
   live,
   loadRecord,
@@ -63,14 +67,12 @@ import {
 } from './core.js';
 import { BATCH_BYTES, batchOp, keyOp, layout, maxKeyBytes, putKey, streamKey, writeKey } from './keys.js';
 import { CONSTRUCT, loadArgs, options } from './args.js';
+import { codedError } from './errors.js';
 
 // What changes as a filter takes keys, read afresh on every get: the count,
 // and for a scalable filter, which grows by layers, its size too.
 const CHANGING = [STAT_COUNT];
 const GROWING = [STAT_BITS, STAT_CAPACITY, STAT_ENCODED_SIZE, STAT_LAYERS];
-
-const HEADER_SIZE = 64;
-const CHECKSUM_SIZE = 8;
 
 // See the static block of Filter.
 let reach;
@@ -302,7 +304,7 @@ export function positions(f, key) {
   const [e, h] = reach(f);
   const keyBytes = maxKeyBytes(key);
   const out = (keyBytes + 7) & ~7;
-  const base = scratch(e, out + 8 * 64);
+  const base = scratch(e, out + 8 * MAX_HASHES);
   const n = writeKey(mem(e), base, 0, key);
   const k = call(e, OP_POSITIONS, h, 0, n, out);
   return Array.from(new Float64Array(mem(e).buffer, base + out, k));
@@ -319,6 +321,14 @@ export function combine(f, op, other, Class) {
 /** The layers of a scalable filter, or the generations of a window. */
 export function layers(f) {
   return paramOf(f, STAT_LAYERS);
+}
+
+// growth returns the bytes the new layers of scalable filter f take if it
+// gets n new keys, or a number past room as soon as they pass it: bloom's
+// rule for its layers, run by the engine.
+export function growth(f, n, room) {
+  const [e, h] = reach(f);
+  return engineNumber(OP_GROWTH, n, Math.max(0, room), e, h);
 }
 
 // A classic filter's changes and byte ranges (BloomFilter offers them; see
@@ -460,7 +470,8 @@ export function writeBytes(f, start, bytes) {
 
 // A split-block filter's payload is Parquet's bitset (docs/format.md),
 // so the encoding without its header and checksum is the bitset: no
-// operation of its own in the engine, which saves 1.1 kB of wasm.
+// operation of its own in the engine, whose size has a budget
+// (docs/npm.md, "Size").
 export function parquetBitset(f) {
   return output(f, HEADER_SIZE, CHECKSUM_SIZE);
 }

@@ -2,33 +2,32 @@
 // encodeInto) or as its bytes into the scratch buffer, one at a time or
 // packed in batches; a key longer than PIECE is hashed in pieces.
 
-import { OP_DIGEST } from './abi.js';
+import { OP_DIGEST, BATCH_GROUP as GROUP } from './abi.js';
 import { call, check, keyCall, keyView, keysCall, mem, mem32, scratch } from './core.js';
 
 // Keys longer than this (UTF-16 units of a string, or bytes) are hashed in
-// pieces of this size (bloom.Digest), so that a key of any length needs at
-// most 3 · 256 Ki bytes of scratch buffer: a 100 MB key once left 900 MB of
-// linear memory behind.
+// pieces of this size (OP_DIGEST), so that a key of any length needs at
+// most 3 · 256 Ki bytes of scratch buffer, and linear memory, which never
+// shrinks, stays small (js/test/budget.test.js hashes a 100 MB key).
 const PIECE = 256 * 1024;
 // Batches are cut so that the scratch buffer stays near this size.
 export const BATCH_BYTES = 1 << 20;
 // String batches go to the engine a group of GROUP keys at a time, one call
-// of the keys export a group (the engine hashes and probes groups of 32
-// keys, bloom/batch.go), and every key is encoded once, by encodeInto,
-// straight into the engine's memory:
+// of the keys export a group (the engine hashes and probes groups of as
+// many keys, bloom/batch.go), and every key is encoded once, by encodeInto,
+// straight into the engine's memory (bench/README.md, "Method", measures
+// each way against the others):
 // - While the groups are ASCII (most URLs), a group's keys are joined and
-//   encoded with one encodeInto, back to back: one call instead of 32 (for
-//   80-byte ASCII URLs about 50 ns a key, where an encodeInto a key costs
-//   80, bench/README.md).
+//   encoded with one encodeInto, back to back: one call instead of GROUP.
 // - Otherwise each key is encoded into a slot of its own, stride bytes
 //   after the last, through a view of that slot made once (e.slots) and
 //   kept while the scratch buffer stays where it is: making a view a key
-//   cost about 40 ns more, and encoding elsewhere then copying into place
+//   costs more, and encoding elsewhere then copying into place
 //   (copyWithin) is a second pass over the bytes and a second native call.
 // A group tried joined that turns out not to be ASCII is encoded again key
 // by key (the only time a key is encoded twice), and the groups after it go
-// key by key until one is all ASCII again.
-const GROUP = 32;
+// key by key until one is all ASCII again. A group is BATCH_GROUP keys, as
+// many as the engine hashes before it probes.
 // A group's layout in the scratch buffer: its result bytes at 0, its key
 // lengths (uint32) at LENS_AT, its keys (joined, or one a slot) at SLOTS_AT.
 const LENS_AT = GROUP;
@@ -84,7 +83,7 @@ function keyError(key) {
 export function writeKey(u8, base, off, key) {
   if (typeof key === 'string') {
     // encodeInto beats a hand-written loop even for short ASCII URLs
-    // (about 85 ns against 200 ns for 80 bytes, bench/README.md).
+    // (bench/README.md).
     const at = base + off;
     return encoder.encodeInto(key, u8.subarray(at, at + 3 * key.length)).written;
   }

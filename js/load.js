@@ -6,14 +6,9 @@
 // ArrayBuffer and WebAssembly.Module are not the host's, and whose
 // compileStreaming (the host's) refuses the context's Response.
 
-const tag = (value) => Object.prototype.toString.call(value);
+import { codedError } from './errors.js';
 
-/** An Error (or TypeError) with a `code`, as every error of the module has. */
-export function codedError(Kind, code, message, cause) {
-  const err = cause === undefined ? new Kind(message) : new Kind(message, { cause });
-  err.code = code;
-  return err;
-}
+const tag = (value) => Object.prototype.toString.call(value);
 
 // What every "the wasm could not be loaded" message ends with.
 const FIXES =

@@ -4,9 +4,8 @@
 // Imports are kept to what every start needs, because each one is paid at
 // import time: node:crypto is required only where there is no global
 // crypto (Node 18), and the wasm is read with readFileSync, one system call
-// where fs/promises' readFile opens a FileHandle and reads in several turns
-// (the 2 MB read takes about 1 ms either way; the promise version cost a few
-// ms more of a cold start).
+// where fs/promises' readFile opens a FileHandle and reads in several turns,
+// which costs a cold start more (bench/js/cold.mjs times one).
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';

@@ -19,8 +19,22 @@
 // documented format, with its own checksum. The router has m = s, k = 1,
 // seed 0x9e3779b97f4a7c15 and no bits set.
 
-import { KIND_CLASSIC, KIND_COUNTING, KIND_SCALABLE, KIND_WINDOW, KIND_BLOCKED } from './abi.js';
+import {
+  KIND_CLASSIC,
+  KIND_COUNTING,
+  KIND_SCALABLE,
+  KIND_WINDOW,
+  KIND_BLOCKED,
+  HEADER_SIZE,
+  CONTAINER_MAGIC,
+  CONTAINER_VERSION,
+  CONTAINER_ROUTING,
+  CONTAINER_HEADER as FIXED,
+  MAX_SHARDS,
+  ROUTE_SEED,
+} from './abi.js';
 import { loadArgs } from './args.js';
+import { codedError } from './errors.js';
 import { checkKeys } from './keys.js';
 import { load } from './filter.js';
 import { live, loadRoom, shardRecord } from './core.js';
@@ -39,21 +53,13 @@ const CLASSES = {
   [KIND_BLOCKED]: BlockedBloomFilter,
 };
 
-const MAGIC = [0x45, 0x42, 0x53, 0x43]; // "EBSC"
-const FIXED = 24;
-// More shards than this is not a container this module made sense of.
-const MAX_SHARDS = 1 << 16;
-// The router is a classic filter record with m = s, k = 1, no bits set and
-// this seed (Go's snapshot.RouteSeed), so that the bits a key sets inside
-// its shard do not depend on the shard it was sent to.
-const ROUTE_SEED = 0x9e3779b97f4a7c15n;
-const ROUTER_HEADER = 64;
+const MAGIC = [...CONTAINER_MAGIC].map((c) => c.charCodeAt(0));
+// More shards than MAX_SHARDS is not a container this module made sense
+// of. The router is a classic filter record with m = s, k = 1, no bits set
+// and the seed ROUTE_SEED (Go's snapshot.RouteSeed), so that the bits a key
+// sets inside its shard do not depend on the shard it was sent to.
 
-function fail(code, message) {
-  const err = new Error(`edgebloom: ${message}`);
-  err.code = code;
-  return err;
-}
+const fail = (code, message) => codedError(Error, code, `edgebloom: ${message}`);
 
 /** Whether bytes start like a sharded container rather than a single filter. */
 export function isSharded(bytes) {
@@ -83,7 +89,8 @@ export class ShardedBloomFilter {
     if (bytes.length < FIXED) throw fail('ERR_TRUNCATED', 'truncated sharded container');
     if (!isSharded(bytes)) throw fail('ERR_NOT_FILTER', 'not a sharded container');
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (bytes[4] !== 1 || bytes[5] !== 1) throw fail('ERR_VERSION', 'unsupported sharded container version or routing');
+    if (bytes[4] !== CONTAINER_VERSION || bytes[5] !== CONTAINER_ROUTING)
+      throw fail('ERR_VERSION', 'unsupported sharded container version or routing');
     const s = dv.getUint32(8, true);
     if (dv.getUint16(6, true) !== 0 || dv.getUint32(12, true) !== 0 || s < 2 || s > MAX_SHARDS) {
       throw fail('ERR_CORRUPT', 'corrupt sharded container header');
@@ -105,7 +112,7 @@ export class ShardedBloomFilter {
     // Its m is checked before it is loaded, its seed, k and bits after (so a
     // damaged router is a checksum error).
     const at = FIXED + 8 * s;
-    if (lengths[0] < ROUTER_HEADER || dv.getBigUint64(at + 16, true) !== BigInt(s)) {
+    if (lengths[0] < HEADER_SIZE || dv.getBigUint64(at + 16, true) !== BigInt(s)) {
       throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
     }
     // Each shard is bounded by an even share of the memory budget's room,
@@ -205,8 +212,8 @@ export class ShardedBloomFilter {
     const head = new Uint8Array(FIXED + 8 * this.#shards.length);
     const dv = new DataView(head.buffer);
     head.set(MAGIC);
-    head[4] = 1;
-    head[5] = 1;
+    head[4] = CONTAINER_VERSION;
+    head[5] = CONTAINER_ROUTING;
     dv.setUint32(8, this.#shards.length, true);
     parts.forEach((p, i) => dv.setBigUint64(i === 0 ? 16 : FIXED + 8 * (i - 1), BigInt(p.length), true));
     const out = new Uint8Array(head.length + parts.reduce((t, p) => t + p.length, 0));

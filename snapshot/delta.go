@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 )
 
 // A delta carries the bits a service filter set since a copy's cursor, so
@@ -48,14 +49,14 @@ import (
 const DeltaMagic = "EBDL"
 
 const (
-	deltaVersion      = 1
-	deltaHeaderSize   = 48
-	deltaRecordHeader = 40
-	deltaTrailer      = 4
+	deltaVersion      = abi.DeltaVersion
+	deltaHeaderSize   = abi.DeltaHeader
+	deltaRecordHeader = abi.DeltaRecordHeader
+	deltaTrailer      = abi.DeltaTrailer
 	// MaxDeltaBits is the largest m a delta describes: positions are
 	// varints of at most 5 bytes.
 	MaxDeltaBits = 1 << 32
-	kindClassic  = 1
+	kindClassic  = abi.KindClassic
 )
 
 // A Cursor names what a copy holds: the filter's generation and, for each
@@ -74,13 +75,13 @@ type ShardPosition struct {
 }
 
 // maxCursorBytes bounds a token: 64 shards take at most 16+64·15 bytes.
-const maxCursorBytes = 4096
+const maxCursorBytes = abi.MaxCursorBytes
 
 // Text returns the cursor as the service's token: base64url without
 // padding of a version byte (1), then the generation, s and each shard's
 // epoch and position as unsigned LEB128 varints.
 func (c Cursor) Text() string {
-	b := []byte{1}
+	b := []byte{abi.CursorVersion}
 	b = binary.AppendUvarint(b, c.Generation)
 	b = binary.AppendUvarint(b, uint64(len(c.Shards)))
 	for _, sh := range c.Shards {
@@ -100,7 +101,7 @@ func ParseCursor(token string) (Cursor, error) {
 		return bad("too long")
 	}
 	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil || len(b) == 0 || b[0] != 1 {
+	if err != nil || len(b) == 0 || b[0] != abi.CursorVersion {
 		return bad("not base64url of a version 1 cursor")
 	}
 	b = b[1:]

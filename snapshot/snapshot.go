@@ -42,6 +42,7 @@ import (
 	"io"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 )
 
 // RouteSeed is the XXH64 seed of the routing hash. It is part of the
@@ -52,9 +53,9 @@ const RouteSeed = 0x9e3779b97f4a7c15
 const Magic = "EBSC"
 
 const (
-	version       = 1
-	routingScheme = 1
-	fixedHeader   = 24
+	version       = abi.ContainerVersion
+	routingScheme = abi.ContainerRouting
+	fixedHeader   = abi.ContainerHeader
 	// MaxShards bounds s when reading, before anything is allocated.
 	MaxShards = 1 << 16
 )

@@ -3,13 +3,13 @@
 package main
 
 import (
-	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
+	"github.com/edgebloom/edgebloom/internal/engine"
 )
 
 // digest is the key being hashed in pieces (abi.OpDigest), of filter digestOf.
 var (
-	digest   *bloom.Digest
+	digest   engine.Digest
 	digestOf filter
 )
 
@@ -19,7 +19,7 @@ var (
 func digestOp(f filter, step, a, b int32) int32 {
 	switch {
 	case step == 0:
-		digest, digestOf = bloom.NewDigest(f.Seed()), f
+		digest, digestOf = engine.NewDigest(f.Seed()), f
 		return 0
 	case digest == nil || digestOf != f:
 		return fail(abi.ErrArg, "edgebloom: no key is being hashed for this filter")
@@ -33,8 +33,9 @@ func digestOp(f filter, step, a, b int32) int32 {
 	}
 	h := digest.Sum64()
 	digest, digestOf = nil, nil
-	if a == 1 {
-		return b2i(f.AddDigest(h))
+	r, ok := engine.Digested(f, h, a == 1)
+	if !ok {
+		return fail(abi.ErrUnsupported, "edgebloom: this kind takes no key hashed in pieces")
 	}
-	return b2i(f.HasDigest(h))
+	return b2i(r)
 }

@@ -7,21 +7,21 @@ import (
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
+	"github.com/edgebloom/edgebloom/internal/engine"
 )
 
 // The hot exports, key and keys. Neither defers a recover: both check every
 // handle and range before they index, and neither allocates, so neither can
-// panic. Classic and split-block batches go through AddStrided and
-// HasStrided, which on wasm hash and probe a group of keys at a time with
-// few calls; one classic key goes through AddStrided to add and Has to test
-// (which stops at the first unset bit, where HasStrided reads every word of
-// its group); one split-block key gets a direct call (a case in key, addKey
+// panic. Classic and split-block batches go through engine.Batch, which on
+// wasm hashes and probes a group of keys at a time with few calls; one
+// classic key goes through engine.Batch to add and Has to test (which stops
+// at the first unset bit, where a batch reads every word of its group); one split-block key gets a direct call (a case in key, addKey
 // and hasKey); other kinds go through the filter interface. A Go call costs
 // more in wasm than natively (arguments and results go through the Go stack
 // in linear memory), so key makes as few as it can.
 
-// one and oneOut carry a single key through AddStrided, which
-// on wasm hash and probe in one function: a call there costs more than the
+// one and oneOut carry a single key through engine.Batch, which on wasm
+// hashes and probes in one function: a call there costs more than the
 // slices.
 var (
 	one    [1]uint32
@@ -58,10 +58,10 @@ func key(add, h, off, n int32) int32 {
 	}
 	if c, ok := f.(*bloom.Filter); ok {
 		if add == 0 {
-			return b2i(c.Has(k)) // stops at the first unset bit; HasStrided reads the k words of a group
+			return b2i(c.Has(k)) // stops at the first unset bit; a batch reads the k words of a group
 		}
 		one[0] = uint32(n)
-		c.AddStrided(k, 0, one[:], oneOut[:])
+		engine.Batch(c, k, 0, one[:], oneOut[:], true)
 		return int32(oneOut[0])
 	}
 	if add == 1 {
@@ -116,20 +116,7 @@ func batch(h int32, add bool, count, lens, keys, end, out, stride uint32) int32 
 	}
 	text := scratch[keys:end]
 	res := scratch[out : out+count]
-	switch f := f.(type) {
-	case *bloom.Filter:
-		if add {
-			f.AddStrided(text, int(stride), ls, res)
-		} else {
-			f.HasStrided(text, int(stride), ls, res)
-		}
-		return int32(count)
-	case *bloom.BlockedFilter:
-		if add {
-			f.AddStrided(text, int(stride), ls, res)
-		} else {
-			f.HasStrided(text, int(stride), ls, res)
-		}
+	if engine.Batch(f, text, int(stride), ls, res, add) {
 		return int32(count)
 	}
 	off := uint32(0)

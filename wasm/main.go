@@ -28,11 +28,11 @@ import (
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/internal/budget"
+	"github.com/edgebloom/edgebloom/internal/engine"
 )
 
-// maxBits bounds every filter made or loaded here: 2^32 bits is a 512 MiB
-// bitset, an eighth of the 4 GiB that wasm32 can address.
-const maxBits = 1 << 32
+// maxBits bounds every filter made or loaded here (see abi.MaxBits).
+const maxBits = abi.MaxBits
 
 // filter is what every kind offers.
 type filter interface {
@@ -46,10 +46,7 @@ type filter interface {
 	EncodedSize() uint64
 	WriteTo(io.Writer) (int64, error)
 	Stats() bloom.Stats // every statistic from one pass over the bits
-	// For keys hashed in pieces (digest.go).
-	Seed() uint64
-	AddDigest(uint64) bool
-	HasDigest(uint64) bool
+	Seed() uint64       // for keys hashed in pieces (digest.go)
 }
 
 var (
@@ -264,6 +261,11 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 		return encode(f)
 	case abi.OpDigest:
 		return digestOp(f, a, b, c)
+	case abi.OpGrowth:
+		if _, ok := f.(*bloom.ScalableFilter); !ok {
+			return fail(abi.ErrUnsupported, "edgebloom: growth needs a scalable filter")
+		}
+		return putFloat(float64(engine.ScalableGrowth(f, uint64(x), uint64(y))))
 	case abi.OpRotate:
 		if w, ok := f.(*bloom.WindowFilter); ok {
 			w.Rotate()
@@ -302,13 +304,17 @@ func span(off, n int32) ([]byte, bool) {
 func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, room int32) int32 {
 	var f filter
 	var err error
-	// Sizes are checked against maxBits before anything is allocated.
-	size := a
+	// Sizes are checked against maxBits and the budget before anything is
+	// allocated: the bytes a filter takes are its encoded size, by bloom's
+	// own rules for each kind (engine.NewSize, engine.ScalableSize).
+	size := a // bits, counters or blocks
+	var bytes uint64
 	if !explicit {
 		m, _, e := bloom.Optimal(uint64(a), b)
 		switch kind {
 		case abi.KindScalable:
-			m, _, e = bloom.Optimal(uint64(a), b/2)
+			bytes, e = engine.ScalableSize(uint64(a), b)
+			m = 8 * bytes
 		case abi.KindBlocked:
 			m, e = bloom.OptimalBlocks(uint64(a), b)
 			if parquet {
@@ -320,19 +326,22 @@ func newFilter(kind int32, explicit, parquet bool, gens int32, a, b float64, roo
 		}
 		size = float64(m)
 	}
-	if kind == abi.KindBlocked { // sized in blocks
-		size *= bloom.BlockBits
+	bits := size
+	switch kind {
+	case abi.KindBlocked:
+		bits *= bloom.BlockBits
+	case abi.KindCounting:
+		bits *= 4
+	case abi.KindWindow:
+		bits *= float64(gens)
 	}
-	if kind == abi.KindCounting {
-		size *= 4
-	}
-	if kind == abi.KindWindow {
-		size *= float64(gens)
-	}
-	if size > maxBits {
+	if bits > maxBits {
 		return fail(abi.ErrArg, "edgebloom: the filter would need more than 2^32 bits (512 MiB), the limit in WebAssembly")
 	}
-	if size/8 > 1024*float64(room) {
+	if kind != abi.KindScalable {
+		bytes = engine.NewSize(int(kind), uint64(size), int(gens))
+	}
+	if float64(bytes) > 1024*float64(room) {
 		return fail(abi.ErrTooLarge, "edgebloom: the filter does not fit the engine's memory budget (init's memoryLimit)")
 	}
 	hashes := uint32(min(max(b, 0), 1<<16))

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
 
@@ -18,10 +19,8 @@ import (
 // changes answers.
 const positionHeader = "X-Edgebloom-Position"
 
-// maxShardRecord bounds what the front reads of one shard's changes: the
-// shard answers at most 256 KiB of positions (MAX_DELTA_RECORD in
-// store.js), at most 5 bytes each as varints, and a 40-byte header.
-const maxShardRecord = 40 + 5*(256<<10)/4
+// maxShardRecord bounds what the front reads of one shard's changes.
+const maxShardRecord = abi.MaxShardRecord
 
 // changes answers GET /v1/filters/{name}/changes: without since, the
 // snapshot and the cursor of what it holds; with since=CURSOR, a delta

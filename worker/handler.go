@@ -20,6 +20,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/snapshot"
 	"github.com/edgebloom/edgebloom/urlkey"
 )
@@ -31,15 +32,13 @@ const (
 	maxKeyBytes  = 8 << 10 // one key, 8 KiB of UTF-8
 	maxShards    = 64      // shards of one filter; each request fans out to all of them at most
 	maxNameBytes = 64
-	// maxShardBits bounds one shard's bitset: 2^28 bits, 32 MiB. A Durable
-	// Object isolate has 128 MB. The shard never encodes its filter whole
+	// maxShardBits bounds one shard's bitset (abi.MaxShardBits, which
+	// shard.js takes from abi.js). The shard never encodes its filter whole
 	// (an add logs the bits it set, compaction and snapshots read byte
 	// ranges, a load writes chunk by chunk), so the engine's memory stays
-	// near the bitset: 36.8 MiB for 32 MiB, measured with Node 20 and Go 1.26
-	// (bench/memory.js); a snapshot is sent a megabyte at a time
-	// (snapshot-stream.js). Keep in sync with MAX_SHARD_BITS in shard.js
-	// (TestShardCapAgrees).
-	maxShardBits = 1 << 28
+	// near the bitset (README.md, "Capacity and memory"); a snapshot is
+	// sent a megabyte at a time (snapshot-stream.js).
+	maxShardBits = abi.MaxShardBits
 )
 
 // Server is the HTTP front of the edge service: it authenticates, validates

@@ -15,8 +15,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -496,24 +494,6 @@ func TestCanonicalize(t *testing.T) {
 	// A rejected request adds nothing.
 	if st := c.json("GET", "/v1/filters/urls", nil, 200); st["total"].(map[string]any)["count"] != 1.0 {
 		t.Errorf("count after rejected adds: %v; want 1", st["total"].(map[string]any)["count"])
-	}
-}
-
-// TestShardCapAgrees: the front refuses a filter whose shards would need
-// more bits than maxShardBits, and the shard (shard.js) refuses a filter of
-// more than MAX_SHARD_BITS: the two must be one number.
-func TestShardCapAgrees(t *testing.T) {
-	src, err := os.ReadFile("shard.js")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := regexp.MustCompile(`(?m)^const MAX_SHARD_BITS = 2 \*\* (\d+);`).FindSubmatch(src)
-	if m == nil {
-		t.Fatal("shard.js: no line const MAX_SHARD_BITS = 2 ** n;")
-	}
-	n, _ := strconv.Atoi(string(m[1]))
-	if uint64(1)<<n != maxShardBits {
-		t.Fatalf("shard.js MAX_SHARD_BITS = 2^%d; handler.go maxShardBits = %d", n, maxShardBits)
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
 
@@ -223,7 +224,7 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 				pos = append(pos, row...)
 			}
 		}
-		if uint32(epoch) != sh.epoch || since > to || 4*len(pos) > min(256<<10, int(f.PayloadSize())/2) {
+		if uint32(epoch) != sh.epoch || since > to || abi.LogPositionBytes*len(pos) > abi.DeltaLimit(int(f.PayloadSize())) {
 			writeError(w, "", errorf(410, "changes_gone", "the shard is at %s and no longer holds the changes since %d:%d", sh.position(), epoch, since))
 			return
 		}

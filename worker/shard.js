@@ -24,14 +24,14 @@
 // an add's log row, and an add whose row is committed answers with what it
 // added even if the compaction after it fails.
 
-import { init, BloomFilter, _crashEngine, _memoryBudget, _memoryBytes } from 'edgebloom';
-import { Store, crc32, logLimit, deltaRecord, payloadBytes, MAX_DELTA_RECORD } from './store.js';
+import { init, BloomFilter } from 'edgebloom';
+import { crashEngine, memoryBudget, memoryBytes } from '../js/test/engine.js';
+import { Store, crc32, logLimit, deltaRecord, deltaLimit } from './store.js';
+import { MAX_SHARD_BITS } from './abi.js';
 import { snapshotResponse } from './snapshot-stream.js';
 
 export { crc32 };
 
-// Keep in sync with maxShardBits in handler.go.
-const MAX_SHARD_BITS = 2 ** 28;
 // A log that stays under logLimit() is still compacted this long after its
 // first row, so that a quiet shard loads from its chunks alone.
 const IDLE_COMPACT_MS = 10 * 60 * 1000;
@@ -389,14 +389,14 @@ export class Shard {
   // "Deltas") from position since of epoch: the bits its log set since,
   // or nothing when nothing is new; 410 changes_gone when the log no longer
   // holds them (folded past the tail, another epoch, a position this
-  // storage never had) or they would pass MAX_DELTA_RECORD or half the
-  // payload: the front answers the snapshot then.
+  // storage never had) or they would pass deltaLimit(): the front answers
+  // the snapshot then.
   changes(filter, p, query) {
     const since = Number(query.get('since'));
     const epoch = Number(query.get('epoch'));
     if (!Number.isSafeInteger(since) || since < 0 || !Number.isSafeInteger(epoch))
       throw new HttpError(400, 'bad_shard_request', 'GET /changes takes ?since=POSITION&epoch=EPOCH');
-    const limit = Math.min(MAX_DELTA_RECORD, payloadBytes(filter) / 2);
+    const limit = deltaLimit(filter);
     const positions = epoch === this.store.epoch ? this.store.changes(since, limit) : null;
     if (!positions)
       return errorResponse(
@@ -561,8 +561,8 @@ export class Shard {
       return json(200, {
         ...this.store.counters(),
         ...rows,
-        memoryBytes: _memoryBytes(),
-        memoryBudget: _memoryBudget(),
+        memoryBytes: memoryBytes(),
+        memoryBudget: memoryBudget(),
         engineRestarts: this.engineRestarts,
         evictions: this.evictions,
       });
@@ -573,7 +573,7 @@ export class Shard {
     }
     if (path === '/_test/crash') {
       try {
-        _crashEngine();
+        crashEngine();
       } catch (err) {
         if (!engineExited(err)) throw err;
         return new Response(null, { status: 204 });

@@ -14,7 +14,7 @@
 //                           chunks hold
 //
 // The rows up to 'folded' are the tail: the chunks hold them already, and
-// they stay (at most TAIL_BYTES of them) so that a copy of the
+// they stay (at most CHANGE_TAIL_BYTES of them) so that a copy of the
 // filter a little behind gets the bits it lacks as a delta (changes()).
 //
 // Every row carries a CRC-32 of its data. An add writes one log row,
@@ -25,54 +25,30 @@
 // filter chunk by chunk, checks the whole encoding's checksum, then replays
 // the log; no step holds a second copy of the filter.
 
+import { crc32 } from '../js/crc32.js';
+import {
+  HEADER_SIZE as HEADER_BYTES,
+  CHECKSUM_SIZE as TRAILER_BYTES,
+  DELTA_RECORD_HEADER,
+  MAX_VARINT_BYTES,
+} from '../js/abi.js';
+import {
+  LOG_COUNT_BYTES as COUNT_BYTES,
+  LOG_POSITION_BYTES,
+  MAX_DELTA_BYTES,
+  DELTA_PAYLOAD_SHARE,
+  CHANGE_TAIL_BYTES,
+} from './abi.js';
+
 const CHUNK_BYTES = 1 << 20;
 // Durable Object storage refuses values (SQLite rows) over 2 MB, and local
 // emulation does not: the limit is checked here so that a change of
 // CHUNK_BYTES cannot pass the tests and fail in production.
 const MAX_VALUE_BYTES = 2_000_000;
-const HEADER_BYTES = 64;
-const TRAILER_BYTES = 8;
-const COUNT_BYTES = 8;
 // Positions in one log row: an add that set more spans several rows.
-const POSITIONS_PER_ROW = Math.floor((MAX_VALUE_BYTES - COUNT_BYTES) / 4);
+const POSITIONS_PER_ROW = Math.floor((MAX_VALUE_BYTES - COUNT_BYTES) / LOG_POSITION_BYTES);
 
-// CRC-32 tables for slicing by 8: CRC_TABLES[k][b] is the CRC of byte b
-// followed by k zero bytes. Eight bytes a step took about 100 ms for
-// 32 MiB in Node 20, where a byte a step took 230: a compaction and a load
-// of a shard at the cap each check all of it.
-const CRC_TABLES = (() => {
-  const t = Array.from({ length: 8 }, () => new Int32Array(256));
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    t[0][n] = c;
-  }
-  for (let n = 0; n < 256; n++) {
-    for (let k = 1; k < 8; k++) t[k][n] = t[0][t[k - 1][n] & 0xff] ^ (t[k - 1][n] >>> 8);
-  }
-  return t;
-})();
-
-/** CRC-32 (IEEE 802.3) of bytes, as an unsigned integer. */
-export function crc32(bytes) {
-  const [t0, t1, t2, t3, t4, t5, t6, t7] = CRC_TABLES;
-  let c = -1;
-  let i = 0;
-  for (const end = bytes.length - 8; i <= end; i += 8) {
-    const a = c ^ (bytes[i] | (bytes[i + 1] << 8) | (bytes[i + 2] << 16) | (bytes[i + 3] << 24));
-    c =
-      t7[a & 0xff] ^
-      t6[(a >>> 8) & 0xff] ^
-      t5[(a >>> 16) & 0xff] ^
-      t4[a >>> 24] ^
-      t3[bytes[i + 4]] ^
-      t2[bytes[i + 5]] ^
-      t1[bytes[i + 6]] ^
-      t0[bytes[i + 7]];
-  }
-  for (; i < bytes.length; i++) c = t0[(c ^ bytes[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ -1) >>> 0;
-}
+export { crc32 };
 
 /** The payload of a filter's encoding: its bytes but the header and the checksum. */
 export function payloadBytes(filter) {
@@ -90,27 +66,20 @@ export function logLimit(payload) {
 }
 
 /**
- * A delta answers no more than this many bytes of positions for one shard
- * (nor more than half its payload): past it the snapshot is the better
- * deal, or near it.
+ * How many bytes of log positions a delta record of filter may carry: at
+ * most MAX_DELTA_BYTES and 1/DELTA_PAYLOAD_SHARE of its payload (Go's
+ * abi.DeltaLimit); past it the snapshot is the better deal, or near it.
  */
-export const MAX_DELTA_RECORD = 256 << 10;
-
-/**
- * Log rows the chunks hold already stay, newest first, while they add up
- * to this many bytes: what a delta may carry. Storage holds the payload,
- * at most twice logLimit() of log (an add past it compacts), and this tail:
- * 256 KiB a shard more at most, 21% of a 1 M-key shard at 1% (1.2 MB), 0.8%
- * of a shard at the cap (32 MiB).
- */
-export const TAIL_BYTES = MAX_DELTA_RECORD + COUNT_BYTES;
+export function deltaLimit(filter) {
+  return Math.min(MAX_DELTA_BYTES, Math.floor(payloadBytes(filter) / DELTA_PAYLOAD_SHARE));
+}
 
 // One shard record of a delta (docs/format.md, "Deltas"): the header, then
 // the positions (a Uint32Array, sorted here in place) each once, as LEB128
 // gaps.
 export function deltaRecord(shard, epoch, from, to, count, positions) {
   positions.sort();
-  const body = new Uint8Array(5 * positions.length);
+  const body = new Uint8Array(MAX_VARINT_BYTES * positions.length);
   let b = 0;
   let n = 0;
   let prev = -1;
@@ -125,7 +94,7 @@ export function deltaRecord(shard, epoch, from, to, count, positions) {
     prev = p;
     n++;
   }
-  const out = new Uint8Array(40 + b);
+  const out = new Uint8Array(DELTA_RECORD_HEADER + b);
   const view = new DataView(out.buffer);
   view.setUint32(0, shard, true);
   view.setUint32(4, epoch, true);
@@ -134,7 +103,7 @@ export function deltaRecord(shard, epoch, from, to, count, positions) {
   view.setBigUint64(24, BigInt(count), true);
   view.setUint32(32, n, true);
   view.setUint32(36, b, true);
-  out.set(body.subarray(0, b), 40);
+  out.set(body.subarray(0, b), DELTA_RECORD_HEADER);
   return out;
 }
 
@@ -230,8 +199,8 @@ export class Store {
     this.storage.transactionSync(() => {
       this.writeChunks(filter);
       this.setState('folded', this.seq);
-      // The tail: the newest rows while they fit TAIL_BYTES.
-      const limit = TAIL_BYTES;
+      // The tail: the newest rows while they fit CHANGE_TAIL_BYTES.
+      const limit = CHANGE_TAIL_BYTES;
       let kept = 0;
       let cut = 0;
       for (const row of this.sql.exec('SELECT seq, length(data) AS n FROM log ORDER BY seq DESC')) {

@@ -1,9 +1,12 @@
-// Package abi is the boundary between the npm module's JavaScript (js/) and
-// its engine, edgebloom.wasm (wasm/): the operation codes of the eb export,
-// the statuses every export returns, the filter kinds and the order of the
-// statistics. The engine uses these constants; js/abi.js is generated from
-// this file ("go generate ./internal/abi"), and a test fails when it is
-// stale, so that the two sides cannot drift apart.
+// Package abi holds every number and layout that both Go and JavaScript
+// use, so that each is written once: the boundary between the npm module's
+// JavaScript (js/) and its engine, edgebloom.wasm (wasm/) — the operation
+// codes of the eb export, the statuses every export returns, the filter
+// kinds and the order of the statistics — in this file; the binary formats
+// both read and write in format.go; the edge service's limits in
+// service.go. The Go side uses these constants; js/abi.js and
+// worker/abi.js are generated from them ("go generate ./internal/abi"), and
+// a test fails when either is stale, so that the sides cannot drift apart.
 package abi
 
 //go:generate go run ./gen
@@ -14,7 +17,11 @@ package abi
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-const Version = 3
+const Version = 4
+
+// MaxBits bounds every filter the engine makes or loads: 2^32 bits is a
+// 512 MiB bitset, an eighth of the 4 GiB that wasm32 can address.
+const MaxBits = 1 << 32
 
 // Kinds of filter, as the binary format numbers them (docs/format.md): passed
 // to OpNew, returned by OpInspect and in StatKind.
@@ -78,6 +85,7 @@ const (
 	OpDigest        = 41 // hash a key of h in pieces: start (a 0), scratch[b:b+c] (a 1), end (a 2: add when b is 1, test when 0)
 	OpOptimalBlocks = 42 // the blocks of a split-block filter for capacity x at rate y (bloom.OptimalBlocks), as float64 at scratch[0:8]
 	OpBlockedFPR    = 43 // the expected rate of a split-block filter of x blocks after y keys (bloom.EstimateBlockedFPR), as float64 at scratch[0:8]
+	OpGrowth        = 44 // the bytes the new layers of scalable h take if it gets x new keys, or the first sum past y, as float64 at scratch[0:8]
 )
 
 // Statistics written by OpStats (all) and OpParams (those that take

@@ -333,7 +333,7 @@ test('fromBytes refuses bad input with a code, and the module keeps working', ()
 });
 
 test('a hostile header is refused before linear memory grows', async () => {
-  const { _memoryBytes } = await import('../core.js');
+  const { memoryBytes } = await import('./engine.js');
   const f = new BloomFilter({ capacity: 100, errorRate: 0.01 });
   const header = f.toBytes().slice(0, 64);
   const view = new DataView(header.buffer);
@@ -341,7 +341,7 @@ test('a hostile header is refused before linear memory grows', async () => {
   view.setBigUint64(56, 2n ** 37n, true); // payload: 128 GiB
   const claim = new Uint8Array(32 << 20); // 32 MiB of input that claims far more
   claim.set(header);
-  const before = _memoryBytes();
+  const before = memoryBytes();
   assert.throws(() => fromBytes(claim), { code: /ERR_TOO_LARGE|ERR_CORRUPT/ });
   view.setBigUint64(16, 2n ** 31n, true); // within maxBits, but past what the memory budget can load
   view.setBigUint64(56, 2n ** 28n, true);
@@ -351,7 +351,7 @@ test('a hostile header is refused before linear memory grows', async () => {
   view.setBigUint64(56, 2n ** 24n, true);
   claim.set(header);
   assert.throws(() => fromBytes(claim.subarray(0, 8 << 20)), { code: 'ERR_TRUNCATED' });
-  const grew = _memoryBytes() - before;
+  const grew = memoryBytes() - before;
   assert.ok(grew < 1 << 20, `linear memory grew by ${grew} bytes for inputs claiming more than they hold`);
 });
 

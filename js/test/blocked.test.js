@@ -213,7 +213,7 @@ test('fromParquet and parquetBitset', () => {
 });
 
 test('bad options, bitsets and bytes: TypeError, RangeError or a code; the module keeps working', async () => {
-  const { _memoryBytes } = await import('../core.js');
+  const { memoryBytes } = await import('./engine.js');
   assert.throws(() => new BlockedBloomFilter({ bits: 1024, hashes: 8 }), { name: 'TypeError', message: /blocks/ });
   assert.throws(() => new BlockedBloomFilter(), TypeError);
   assert.throws(() => new BlockedBloomFilter({ blocks: '4' }), { name: 'TypeError', message: /"blocks"/ });
@@ -240,11 +240,11 @@ test('bad options, bitsets and bytes: TypeError, RangeError or a code; the modul
   assert.throws(() => BlockedBloomFilter.fromParquet('bits'), TypeError);
   assert.throws(() => BlockedBloomFilter.fromParquet(new Uint8Array(64), { maxBits: 0 }), RangeError);
   // An oversized bitset is refused before it is copied into linear memory.
-  const before = _memoryBytes();
+  const before = memoryBytes();
   assert.throws(() => BlockedBloomFilter.fromParquet(new Uint8Array(16 << 20), { maxBits: 1 << 20 }), {
     code: 'ERR_TOO_LARGE',
   });
-  assert.equal(_memoryBytes(), before);
+  assert.equal(memoryBytes(), before);
   const f = new BlockedBloomFilter({ blocks: 1 });
   assert.throws(() => f.add(42), TypeError);
   assert.throws(() => f.addMany(['ok', null]), TypeError);

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { init, BloomFilter, CountingBloomFilter, fromBytes } from 'edgebloom';
-import { _crashEngine } from '../core.js';
+import { crashEngine } from './engine.js';
 
 test('after the engine exits, every call throws ERR_ENGINE_EXITED until init() starts a fresh one', async () => {
   await init();
@@ -17,7 +17,7 @@ test('after the engine exits, every call throws ERR_ENGINE_EXITED until init() s
   const freed = new BloomFilter({ capacity: 10, errorRate: 0.1 });
   freed.free();
 
-  assert.throws(() => _crashEngine(), { code: 'ERR_ENGINE_EXITED' });
+  assert.throws(() => crashEngine(), { code: 'ERR_ENGINE_EXITED' });
   const exited = { code: 'ERR_ENGINE_EXITED', message: /init\(\)/ };
   assert.throws(() => f.has('kept'), exited);
   assert.throws(() => f.add('x'), exited);
@@ -48,12 +48,12 @@ test('an engine that dies where no call is checked (a finalizer) is seen by the 
   // the dead instance), and init() must start a fresh engine.
   const script = `
     import { init, BloomFilter } from 'edgebloom';
-    import { _crashEngineInFinalizer } from ${JSON.stringify(new URL('../core.js', import.meta.url).href)};
+    import { crashEngineInFinalizer } from ${JSON.stringify(new URL('./engine.js', import.meta.url).href)};
     await init();
     const kept = new BloomFilter({ capacity: 1000, errorRate: 0.01 });
     kept.add('kept');
     const saved = kept.toBytes();
-    let token = _crashEngineInFinalizer();
+    let token = crashEngineInFinalizer();
     const weak = new WeakRef(token);
     token = null;
     for (let i = 0; i < 100 && weak.deref(); i++) {
@@ -97,7 +97,7 @@ test('an exception thrown out of a dying engine (its glue failing mid-call) beco
   };
   try {
     assert.throws(
-      () => _crashEngine(),
+      () => crashEngine(),
       (err) => err.code === 'ERR_ENGINE_EXITED' && err.cause instanceof TypeError,
     );
   } finally {

@@ -4,7 +4,7 @@ import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { init, BloomFilter, CountingBloomFilter } from 'edgebloom';
-import { _liveFilters, _memoryBytes } from '../core.js';
+import { liveFilters, memoryBytes } from './engine.js';
 
 before(() => init());
 
@@ -18,26 +18,26 @@ test('10 000 create/add/free cycles leave linear memory where it was after the f
     f.toBytes();
     f.free();
   };
-  const live = _liveFilters();
+  const live = liveFilters();
   for (let i = 0; i < 100; i++) cycle(i);
-  const after100 = _memoryBytes();
+  const after100 = memoryBytes();
   for (let i = 100; i < 10_000; i++) cycle(i);
-  assert.equal(_memoryBytes(), after100);
-  assert.equal(_liveFilters(), live);
+  assert.equal(memoryBytes(), after100);
+  assert.equal(liveFilters(), live);
 });
 
 test('filters dropped without free() are freed after garbage collection', () => {
   const script = `
     import { init, BloomFilter } from 'edgebloom';
-    import { _liveFilters } from ${JSON.stringify(new URL('../core.js', import.meta.url).href)};
+    import { liveFilters } from ${JSON.stringify(new URL('./engine.js', import.meta.url).href)};
     await init();
     (() => { for (let i = 0; i < 50; i++) new BloomFilter({ capacity: 1000, errorRate: 0.01 }).add('x'); })();
-    const made = _liveFilters();
-    for (let i = 0; i < 100 && _liveFilters() > 0; i++) {
+    const made = liveFilters();
+    for (let i = 0; i < 100 && liveFilters() > 0; i++) {
       globalThis.gc();
       await new Promise((r) => setImmediate(r));
     }
-    console.log(JSON.stringify({ made, left: _liveFilters() }));
+    console.log(JSON.stringify({ made, left: liveFilters() }));
   `;
   const r = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], {
     encoding: 'utf8',

@@ -9,7 +9,8 @@
 //   node worker/bench/memory.js 32         # one size, in MiB of bitset
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { init, BloomFilter, _memoryBytes } from 'edgebloom';
+import { init, BloomFilter } from 'edgebloom';
+import { memoryBytes } from '../../js/test/engine.js';
 
 const MIB = 1 << 20;
 const CHUNK = MIB;
@@ -26,7 +27,7 @@ if (process.argv[2] === undefined) {
   const fmt = (b) => `${(b / MIB).toFixed(1)} MiB (${(b / (mib * MIB)).toFixed(2)}x)`;
   const capacity = Math.floor((mib * MIB * 8) / 9.585) - 1000;
   const f = new BloomFilter({ capacity, errorRate: 0.01 });
-  const made = _memoryBytes();
+  const made = memoryBytes();
   const log = [];
   for (let r = 0; r < 100; r++) {
     log.push(f.addManyChanges(Array.from({ length: 100 }, (_, i) => `https://m.example/${r}/${i}`)));
@@ -38,7 +39,7 @@ if (process.argv[2] === undefined) {
   }
   const head = f.readBytes(0, 64);
   const sum = f.readBytes(size - 8, size);
-  const compacted = _memoryBytes();
+  const compacted = memoryBytes();
   // A load: chunk by chunk into a fresh filter, as store.js does.
   const chunks = [];
   for (let at = 0; at < payload; at += CHUNK) chunks.push(f.readBytes(64 + at, 64 + Math.min(payload, at + CHUNK)));
@@ -49,8 +50,8 @@ if (process.argv[2] === undefined) {
   g.applyChanges({ changed: [], count: Number(new DataView(head.buffer).getBigUint64(32, true)) });
   for (const c of log) g.applyChanges(c);
   if (!g.readBytes(size - 8, size).every((b, i) => b === sum[i])) throw new Error('load: checksum');
-  const loaded = _memoryBytes();
+  const loaded = memoryBytes();
   g.readBytes(0); // the snapshot: a JS copy of the encoding, none in the engine
-  const snapped = _memoryBytes();
+  const snapped = memoryBytes();
   console.log(`| ${mib} MiB | ${fmt(made)} | ${fmt(compacted)} | ${fmt(loaded)} | ${fmt(snapped)} |`);
 }

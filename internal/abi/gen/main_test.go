@@ -2,24 +2,52 @@ package main
 
 import (
 	"bytes"
+	"go/constant"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// TestGenerated fails when js/abi.js is not what internal/abi/abi.go
-// generates: the JavaScript side of the boundary would no longer match the
-// engine's.
+// TestGenerated fails when a generated file (js/abi.js, worker/abi.js) is
+// not what internal/abi generates: the JavaScript side of the boundary would
+// no longer match the Go side's.
 func TestGenerated(t *testing.T) {
-	want, err := generate("../abi.go")
+	files, err := generate("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := os.ReadFile("../../../js/abi.js")
+	if len(files) != len(outputs) {
+		t.Fatalf("%d files generated; want %d", len(files), len(outputs))
+	}
+	for path, want := range files {
+		got, err := os.ReadFile(filepath.Join("..", "..", "..", path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is stale: run go generate ./internal/abi and commit the result", path)
+		}
+	}
+}
+
+// TestEverySource fails when a Go file of package abi is in no generated
+// file: its constants would reach only the Go side.
+func TestEverySource(t *testing.T) {
+	listed := map[string]bool{}
+	for _, o := range outputs {
+		for _, src := range o.sources {
+			listed[src] = true
+		}
+	}
+	srcs, err := filepath.Glob("../*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("js/abi.js is stale: run go generate ./internal/abi and commit the result")
+	for _, p := range srcs {
+		if name := filepath.Base(p); !strings.HasSuffix(name, "_test.go") && !listed[name] {
+			t.Errorf("internal/abi/%s is in no generated file (outputs in gen/main.go)", name)
+		}
 	}
 }
 
@@ -33,6 +61,28 @@ func TestSnake(t *testing.T) {
 	} {
 		if got := snake(in); got != want {
 			t.Errorf("snake(%q): got %q; want %q", in, got, want)
+		}
+	}
+}
+
+func TestJSValue(t *testing.T) {
+	for _, c := range []struct {
+		v    constant.Value
+		want string
+	}{
+		{constant.MakeInt64(-12), "-12"},
+		{constant.MakeInt64(1 << 53), "9007199254740992"},
+		{constant.MakeInt64(1<<53 + 1), "0x20000000000001n"},
+		{constant.MakeUint64(0x9e3779b97f4a7c15), "0x9e3779b97f4a7c15n"},
+		{constant.MakeString("EBSC"), "'EBSC'"},
+	} {
+		if got, err := jsValue(c.v); err != nil || got != c.want {
+			t.Errorf("jsValue(%v): got %q, %v; want %q", c.v, got, err, c.want)
+		}
+	}
+	for _, bad := range []constant.Value{constant.MakeString("it's"), constant.MakeFloat64(0.5)} {
+		if got, err := jsValue(bad); err == nil {
+			t.Errorf("jsValue(%v): got %q, no error", bad, got)
 		}
 	}
 }

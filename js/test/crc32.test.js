@@ -1,8 +1,9 @@
-// store.js's CRC-32 against the bitwise definition and known values: it
-// checks every stored row, so a wrong table would call good storage damaged.
+// The module's CRC-32 against the bitwise definition and known values: it
+// checks every delta and every row the edge service stores, so a wrong
+// table would call good bytes damaged.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { crc32 } from '../store.js';
+import { crc32 } from '../crc32.js';
 
 function bitwise(bytes) {
   let c = 0xffffffff;
