@@ -23,16 +23,28 @@ const urls = (prefix, n) => Array.from({ length: n }, (_, i) => `https://${prefi
 test('the sync example keeps a copy in IndexedDB that follows the service', { timeout }, async () => {
   buildWorker(path.join(dir, 'bundle'));
   const w = await startMiniflare(path.join(dir, 'bundle'), path.join(dir, 'state'));
-  after(() => w.dispose());
+  // The page syncs on a timer until Chromium is closed, after this test:
+  // its requests after the Worker is gone are aborted, not failures.
+  let stopped = false;
+  after(() => {
+    stopped = true;
+    return w.dispose();
+  });
   const { origin } = await serve({ dirs: { ...packageDirs, '/examples/': path.join(repoRoot, 'examples') } });
   const chromium = await launchChromium();
   await chromium.context.route(/\/v1\//, async (route) => {
     const req = route.request();
     const url = new URL(req.url());
-    const res = await w.request(req.method(), url.pathname + url.search, undefined, {
-      token: null,
-      headers: { Authorization: req.headers().authorization ?? '' },
-    });
+    let res;
+    try {
+      res = await w.request(req.method(), url.pathname + url.search, undefined, {
+        token: null,
+        headers: { Authorization: req.headers().authorization ?? '' },
+      });
+    } catch (err) {
+      if (stopped) return route.abort().catch(() => {});
+      throw err;
+    }
     await route.fulfill({ status: res.status, headers: Object.fromEntries(res.headers), body: Buffer.from(res.bytes) });
   });
 
