@@ -6,7 +6,17 @@
 // (`io`): the terminal, or a file when the step runs beside another one and
 // its output is printed after that one's (beside).
 import { spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -45,6 +55,23 @@ const terminal = { out: 1, err: 2 };
 
 const log = (io, what) => writeSync(io.out, `\n==> ${what}\n`);
 
+// The children running now. A SIGTERM or SIGHUP to this program (a
+// timeout, a closed terminal) is passed on to them, as it reached the
+// command itself when build.sh exec'd it; Ctrl-C reaches them from the
+// terminal already.
+const children = new Set();
+for (const signal of ['SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    const status = 128 + (signal === 'SIGTERM' ? 15 : 1);
+    if (children.size === 0) process.exit(status);
+    process.exitCode = status;
+    for (const child of children) {
+      child.on('close', () => children.size === 0 && process.exit(status));
+      child.kill(signal);
+    }
+  });
+}
+
 /**
  * run runs cmd with args in dir (default the repository root), its output
  * to io, and fails when it fails. stdout 'ignore' discards what it prints.
@@ -56,10 +83,12 @@ export function run(io, cmd, args, { dir = '.', env, stdout, capture = false } =
       env: env ? { ...process.env, ...env } : process.env,
       stdio: ['ignore', capture ? 'pipe' : (stdout ?? io.out), io.err],
     });
+    children.add(child);
     let text = '';
     child.stdout?.on('data', (d) => (text += d));
     child.on('error', reject);
     child.on('close', (code, signal) => {
+      children.delete(child);
       if (code === 0) resolve(text);
       else
         reject(
@@ -304,13 +333,9 @@ async function testExamples(io) {
 // edgebloom is on npm, with the package packed from this checkout instead
 // (npm install --no-save leaves the example's package.json as it is).
 async function runExample(io, name) {
-  const npmExamples = readdirSync(path.join(root, 'examples')).filter((d) => {
-    try {
-      return readFileSync(path.join(root, 'examples', d, 'package.json')) && true;
-    } catch {
-      return false;
-    }
-  });
+  const npmExamples = readdirSync(path.join(root, 'examples')).filter((d) =>
+    existsSync(path.join(root, 'examples', d, 'package.json')),
+  );
   if (!npmExamples.includes(name)) {
     throw new StepError(
       `build.sh: examples/${name} is no npm example; those are: ${npmExamples.join(' ')} (a Go one runs with go run . in its directory)`,
