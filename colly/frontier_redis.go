@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/edgebloom/edgebloom/redisfilter/redisx"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -47,27 +48,13 @@ func newRedisFrontier(ctx context.Context, c redis.UniversalClient, name string)
 		return nil, err
 	}
 	pre := "{" + name + ":frontier}"
-	if hashTag(name) != "" {
+	if redisx.HashTag(name) != "" {
 		pre = name + ":frontier"
 	}
 	return &redisFrontier{
 		ctx: ctx, c: c, owner: hex.EncodeToString(id[:]),
 		q: pre + ":q", seq: pre + ":seq", own: pre + ":owners", pre: pre + ":",
 	}, nil
-}
-
-func hashTag(key string) string {
-	for i := 0; i < len(key); i++ {
-		if key[i] == '{' {
-			for j := i + 1; j < len(key); j++ {
-				if key[j] == '}' {
-					return key[i+1 : j]
-				}
-			}
-			return ""
-		}
-	}
-	return ""
 }
 
 func (r *redisFrontier) taken(owner string) string { return r.pre + "taken:" + owner }

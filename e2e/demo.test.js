@@ -211,6 +211,15 @@ describe('web demo', () => {
     );
   });
 
+  test('a key of the list of keys added, clicked, is tested and put in the field', async () => {
+    const key = keys[0];
+    await page.fill('#key', '');
+    await page.click(`#keylist button[aria-label="Test ${key}"]`);
+    await page.waitForFunction((k) => document.querySelector('#verdict')?.textContent.includes(`"${k}":`), key);
+    assert.match(await page.textContent('#verdict'), new RegExp(`"${key}": probably in the set`));
+    assert.equal(await page.inputValue('#key'), key);
+  });
+
   test("for the key added or tested, the page shows how one XXH64 gives each of its k positions, and they are the filter's", async () => {
     for (const key of keys) {
       await testKey(key);

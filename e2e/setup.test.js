@@ -1,5 +1,5 @@
-// What `npm test` installs before it tests (build.sh setup), with npm,
-// apt-get and id replaced by stubs that record their calls: npm ci runs when
+// What `npm test` installs before it tests (build.sh setup: tools/deps.mjs),
+// with npm, apt-get and id replaced by stubs that record their calls: npm ci runs when
 // node_modules is missing or older than package-lock.json and not otherwise,
 // and npm install --no-save the same way in e2e/ecosystem/; missing system
 // packages go into one apt-get install as root, and stop the run with one
@@ -17,18 +17,25 @@ after(async () => {
   await cleanup();
 });
 
-// A copy of build.sh in dir whose system package list is `packages`, and
-// stubs of npm, apt-get and id (as `uid`) that append their arguments to
-// calls.log. npm ci makes node_modules/.package-lock.json as npm does.
+// A copy of build.sh and tools/deps.mjs in dir, the list of system packages
+// of deps.mjs replaced by `packages`, and stubs of npm, apt-get and id (as
+// `uid`) that append their arguments to calls.log. npm ci makes
+// node_modules/.package-lock.json as npm does.
+const packageList = /^export const systemPackages = \[\n(?: {2}\[.*\],\n)*\];$/m;
+
 async function sandbox({ uid, packages }) {
   const dir = await tempDir('setup');
   const bin = path.join(dir, 'bin');
   await mkdir(bin);
-  const script = await readFile(path.join(repoRoot, 'build.sh'), 'utf8');
-  const list = /^system_packages=\(\n[^)]*\)$/m;
-  assert.match(script, list, 'build.sh has its system_packages list');
-  const entries = packages.map(([cmd, pkg]) => `\t"${cmd} ${pkg}"\n`).join('');
-  await writeFile(path.join(dir, 'build.sh'), script.replace(list, `system_packages=(\n${entries})`));
+  await mkdir(path.join(dir, 'tools'));
+  await writeFile(path.join(dir, 'build.sh'), await readFile(path.join(repoRoot, 'build.sh')));
+  const deps = await readFile(path.join(repoRoot, 'tools/deps.mjs'), 'utf8');
+  assert.match(deps, packageList, 'tools/deps.mjs has its systemPackages list');
+  const entries = packages.map(([cmd, pkg]) => `  [${JSON.stringify(cmd)}, ${JSON.stringify(pkg)}],\n`).join('');
+  await writeFile(
+    path.join(dir, 'tools/deps.mjs'),
+    deps.replace(packageList, `export const systemPackages = [\n${entries}];`),
+  );
   await writeFile(path.join(dir, 'package-lock.json'), '{}\n');
   await mkdir(path.join(dir, 'e2e/ecosystem'), { recursive: true });
   await writeFile(path.join(dir, 'e2e/ecosystem/package-lock.json'), '{}\n');
@@ -120,8 +127,9 @@ test('missing system packages: one line naming the command otherwise', async () 
 });
 
 test('the system package list names Chromium and redis-server', async () => {
-  const script = await readFile(path.join(repoRoot, 'build.sh'), 'utf8');
-  const list = script.match(/^system_packages=\(\n([^)]*)\)$/m)[1];
-  assert.match(list, /"\/usr\/bin\/chromium chromium"/);
-  assert.match(list, /"redis-server redis-server"/);
+  const { systemPackages } = await import('../tools/deps.mjs');
+  assert.deepEqual(systemPackages, [
+    ['/usr/bin/chromium', 'chromium'],
+    ['redis-server', 'redis-server'],
+  ]);
 });

@@ -1,5 +1,8 @@
 package redisfilter
 
+// Snapshot and Restore: the filter in the portable format, streamed out of
+// and into Redis.
+
 import (
 	"bytes"
 	"context"
@@ -75,12 +78,7 @@ func (f *Filter) WriteSnapshot(ctx context.Context, w io.Writer) (int64, error) 
 func (f *Filter) writeShard(ctx context.Context, w io.Writer, sh int) (int64, error) {
 	// The checks of the scripts first: the shard is the handle's filter,
 	// whole, and its count within bounds, so the record passes the decoder.
-	res, err := statScript.Run(ctx, f.c, f.scriptKeys(sh), append(f.scriptArgs(0), false)...).Slice()
-	if err != nil {
-		return 0, f.lost(ctx, f.wrap("read", f.bits[sh], err))
-	}
-	s, _ := res[0].(string)
-	n, err := f.parseCount(sh, s)
+	n, _, err := f.statReply(ctx, sh, statScript.Run(ctx, f.c, f.scriptKeys(sh), append(f.scriptArgs(0), false)...))
 	if err != nil {
 		return 0, err
 	}

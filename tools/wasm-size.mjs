@@ -1,6 +1,7 @@
 // What each function and package costs in a Go wasm, gzipped: bash build.sh
-// wasm-size runs it on js/edgebloom.wasm built with its function names (see
-// build.sh). Usage: node tools/wasm-size.mjs FILE.wasm [BASELINE.wasm] [ROWS]
+// wasm-size runs it on js/edgebloom.wasm built with its function names
+// (tools/wasm.mjs; docs/size.md). Usage: node tools/wasm-size.mjs FILE.wasm
+// [BASELINE.wasm] [ROWS]
 //
 // The cost of a function is what the code section's gzip -9 size loses
 // when that function's body alone is left out: its share of the compressed

@@ -4,7 +4,6 @@ import { $, BLOCK, PROBES, bitWord, isDrawable, state } from './state.js';
 import { el, fmtInt, fmtPercentTick, fmtRate, kindName, sizeNote } from './format.js';
 import { theoryFPR } from './params.js';
 import { paintGrid } from './grid.js';
-import { testKey } from './actions.js';
 
 function showStats() {
   const f = state.filter;
@@ -68,12 +67,10 @@ function showKeys() {
   $('keycount').textContent = fmtInt(total);
   const shown = state.typedKeys.slice(-40);
   for (const key of shown) {
+    // main.js tests the key of a chip that is clicked (data-key).
     const b = el('button', { type: 'button', class: 'chip', text: key });
     b.setAttribute('aria-label', `Test ${key}`);
-    b.addEventListener('click', () => {
-      $('key').value = key;
-      testKey(key);
-    });
+    b.dataset.key = key;
     ul.append(el('li', {}, b));
   }
   if (state.typedKeys.length > shown.length)

@@ -85,6 +85,16 @@ function wire() {
       if (key !== null) removeKey(key);
     }),
   );
+  // The chips of the key list (charts.js) test their key.
+  $('keylist').addEventListener(
+    'click',
+    guard('key', (e) => {
+      const chip = e.target.closest('button[data-key]');
+      if (!chip) return;
+      $('key').value = chip.dataset.key;
+      testKey(chip.dataset.key);
+    }),
+  );
   $('key').addEventListener('input', () => setError('key'));
   $('findfp').addEventListener('click', () => findFalsePositive().catch((err) => setError('key', err.message)));
   $('bulk').addEventListener('click', () => bulkInsert().catch((err) => ($('bulk-status').textContent = err.message)));

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Builds the Worker into build/: the syumai/workers glue (worker.mjs,
-# runtime.mjs, wasm_exec.js) and the Go front as build/app.wasm. wrangler
-# runs it as its build command; it also makes 'edgebloom' resolvable by name
-# (node_modules/edgebloom -> ..) and builds the npm module's wasm if missing.
+# Builds the Worker into build/: syumai/workers' copy of Go's glue
+# (wasm_exec.js, with the clock of ../tools/glue.mjs) and the Go front as
+# build/app.wasm, which worker.mjs imports. wrangler runs it as its build
+# command; it also makes 'edgebloom' resolvable by name (node_modules/edgebloom
+# -> ..) and builds the npm module's wasm if missing.
 #
 # Several wrangler processes may run it at once (the tests run "wrangler
 # dev" beside "wrangler deploy --dry-run"), and a running "wrangler dev"
@@ -31,11 +32,16 @@ if [ ! -f ../js/edgebloom.wasm ] || [ ! -f ../js/wasm_exec.js ]; then
 fi
 tmp=$(mktemp -d build/.tmp.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-go run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o "$tmp"
+# workers-assets-gen writes syumai/workers' entry module too (worker.mjs,
+# runtime.mjs), which makes a Go instance a request; worker.mjs here keeps
+# one (front.js), so only the glue is kept.
+go run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o "$tmp/gen"
+mv "$tmp/gen/wasm_exec.js" "$tmp/wasm_exec.js"
+rm -rf "$tmp/gen"
 # syumai/workers' copy of Go's glue hands Go the host's clock as it is,
 # which in workerd reads 0 inside FinalizationRegistry callbacks: the Go
-# front gets the engine's clock instead (see clock_patched in ../build.sh).
-bash ../build.sh clock-patch "$PWD/$tmp/wasm_exec.js"
+# front gets the engine's clock instead (../tools/glue.mjs).
+node ../tools/glue.mjs clock-patch "$tmp/wasm_exec.js"
 GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o "$tmp/app.wasm" .
 for f in "$tmp"/*; do
 	name=$(basename "$f")

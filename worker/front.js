@@ -1,15 +1,16 @@
 // The Go front's host: one Go instance per isolate, kept across requests.
 //
-// syumai/workers' own entry module (build/worker.mjs, which build.sh
-// generates) makes a new Go instance for every request, and its program
-// exits once the response is read: every request paid Go's start and the
-// init of every package the front links, about 7 ms of CPU in workerd before
-// any work. From v0.33.0 its handler can serve many requests in one instance
-// (it closes its done channel once), so main.go registers the handler with
-// workers.ServeNonBlock, signals workers.Ready and blocks, and this module
-// starts that program once and hands it every request through the binding
-// syumai/workers sets (binding.handleRequest): its request and response
-// conversion, bindings and cloudflare.Getenv stay syumai/workers' own.
+// syumai/workers' own entry module (the worker.mjs its workers-assets-gen
+// generates, which build.sh leaves out) makes a new Go instance for every
+// request, and its program exits once the response is read: every request
+// paid Go's start and the init of every package the front links, about 7 ms
+// of CPU in workerd before any work. From v0.33.0 its handler can serve many
+// requests in one instance (it closes its done channel once), so main.go
+// registers the handler with workers.ServeNonBlock, signals workers.Ready and
+// blocks, and this module starts that program once and hands it every request
+// through the binding syumai/workers sets (binding.handleRequest): its
+// request and response conversion, bindings and cloudflare.Getenv stay
+// syumai/workers' own.
 //
 // The runtime context: syumai/workers reads `env` (cloudflare.Getenv, the
 // Durable Object binding) from the context object at call time, so env is

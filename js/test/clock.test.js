@@ -1,5 +1,5 @@
 // The clock the glue hands Go (runtime.nanotime1 in js/wasm_exec.js, made
-// by build.sh) is strictly increasing and never 0, whatever the host's
+// by tools/glue.mjs) is strictly increasing and never 0, whatever the host's
 // performance.now() does: stand still (workerd outside I/O), read 0
 // (workerd inside FinalizationRegistry callbacks), go back, jump, or move
 // in coarse steps (browsers). Go's runtime aborts on a clock that reads 0.

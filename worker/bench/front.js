@@ -20,7 +20,7 @@
 // With another checkout's worker/ as the second argument it measures that
 // Worker with the same floors (a "before" beside an "after").
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync, readdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Miniflare } from 'miniflare';
@@ -95,13 +95,13 @@ try {
   await measure('workerd floor: a JS Worker (401)', () => f.request('GET', '/'));
   await f.dispose();
 
-  // syumai/workers' template: its generated glue (build.sh put it in
-  // build/) with bench/floor as the Go program.
-  execFileSync('bash', [join(WORKER_DIR, 'build.sh')], { stdio: ['ignore', 'ignore', 'inherit'] });
+  // syumai/workers' template: the entry module, runtime and glue its
+  // workers-assets-gen generates, with bench/floor as the Go program.
   const tpl = join(dir, 'template');
-  mkdirSync(tpl);
-  for (const file of ['worker.mjs', 'runtime.mjs', 'wasm_exec.js'])
-    copyFileSync(join(WORKER_DIR, 'build', file), join(tpl, file));
+  execFileSync('go', ['run', 'github.com/syumai/workers/cmd/workers-assets-gen', '-mode=go', '-o', tpl], {
+    cwd: WORKER_DIR,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   execFileSync(
     'go',
     ['build', '-trimpath', '-buildvcs=false', '-ldflags=-s -w -buildid=', '-o', join(tpl, 'app.wasm'), './bench/floor'],
