@@ -5,13 +5,16 @@ import (
 	"bytes"
 	"cmp"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
+	"time"
 )
 
 // A listFrontier keeps the frontier in memory and, when it has a file,
@@ -20,26 +23,33 @@ import (
 // frontier as it was: the kernel keeps what was written. Power loss may
 // lose the last writes, as it may the filter's; Close syncs both.
 //
-// The log starts with frontierMagic, then holds records of three kinds:
+// The log starts with frontierMagic, then holds records of four kinds:
 //
 //	'A' uvarint(n) entry[n]   an entry joins the frontier (its number is
 //	                          the count of 'A' records before it)
 //	'R' uvarint(number)       the entry is marked redo (see entry)
 //	'D' uvarint(number)       the entry is done and leaves the frontier
+//	'F' uvarint(n) json[n]    a request was given up on (a Failure)
 //
-// Opening replays the log and writes it again with only the live entries
-// (compaction), as does a run whose log has grown four times larger than
-// its live entries.
+// An entry fetched again later is a 'D' of the old one and an 'A' of the
+// new one, in one write. Opening replays the log and writes it again with
+// only the live entries and the failures (compaction), as does a run whose
+// log has grown four times larger than them.
 type listFrontier struct {
 	mu      sync.Mutex
 	path    string   // "" in memory
 	f       *os.File // the log, open for appending
 	waiting []*item  // in order; waiting[head:] are live
 	head    int
+	delayed []*item // not due yet, by due time
 	taken   map[*item]struct{}
+	failed  []Failure
 	next    uint64 // the number the next 'A' record gets
 	records int    // records in the log
 	closed  bool
+
+	seen    seen
+	stripes *stripes
 }
 
 type item struct {
@@ -47,15 +57,17 @@ type item struct {
 	num uint64
 }
 
-const frontierMagic = "edgebloom colly frontier 1\n"
+const frontierMagic = "edgebloom colly frontier 2\n"
 
-func newMemoryFrontier() *listFrontier {
-	return &listFrontier{taken: map[*item]struct{}{}}
+func newMemoryFrontier(seen seen, st *stripes) *listFrontier {
+	return &listFrontier{taken: map[*item]struct{}{}, seen: seen, stripes: st}
 }
 
-// openFileFrontier opens the log at path, or starts an empty one.
-func openFileFrontier(path string) (*listFrontier, error) {
-	l := newMemoryFrontier()
+// openFileFrontier opens the log at path, or starts an empty one. The IDs
+// of the entries marked redo are added to seen: their run marked them
+// before it added them, and may have died between the two.
+func openFileFrontier(path string, seen seen, st *stripes) (*listFrontier, error) {
+	l := newMemoryFrontier(seen, st)
 	l.path = path
 	data, err := os.ReadFile(path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -64,6 +76,13 @@ func openFileFrontier(path string) (*listFrontier, error) {
 	if err == nil {
 		if err := l.replay(data); err != nil {
 			return nil, fmt.Errorf("bloomstorage: frontier %s: %w", path, err)
+		}
+	}
+	for _, it := range append(l.waiting[l.head:], l.delayed...) {
+		if it.e.state() == stateRedo {
+			if _, err := seen.add(key(it.e.id())); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if err := l.compact(); err != nil {
@@ -76,7 +95,11 @@ func openFileFrontier(path string) (*listFrontier, error) {
 // (a write torn by a crash) is dropped: it was never acknowledged.
 func (l *listFrontier) replay(data []byte) error {
 	if !bytes.HasPrefix(data, []byte(frontierMagic)) {
-		return errors.New("not a frontier log (its first line is not \"edgebloom colly frontier 1\")")
+		if bytes.HasPrefix(data, []byte("edgebloom colly frontier ")) {
+			return fmt.Errorf("a frontier log of another version (%q); this one reads %q",
+				bytes.TrimSpace(data[:min(len(data), len(frontierMagic)+3)]), strings.TrimSpace(frontierMagic))
+		}
+		return fmt.Errorf("not a frontier log (its first line is not %q)", strings.TrimSpace(frontierMagic))
 	}
 	r := bytes.NewReader(data[len(frontierMagic):])
 	byNum := map[uint64]*item{}
@@ -91,12 +114,21 @@ func (l *listFrontier) replay(data []byte) error {
 			break // torn
 		}
 		switch op {
-		case 'A':
+		case 'A', 'F':
 			if n > uint64(r.Len()) {
 				return l.tail(order, byNum)
 			}
-			e := make(entry, n)
-			r.Read(e)
+			b := make([]byte, n)
+			r.Read(b)
+			if op == 'F' {
+				var f Failure
+				if err := json.Unmarshal(b, &f); err != nil {
+					return fmt.Errorf("failure record %d: %w", len(l.failed), err)
+				}
+				l.failed = append(l.failed, f)
+				continue
+			}
+			e := entry(b)
 			if !e.valid() {
 				return fmt.Errorf("entry %d is not an entry", l.next)
 			}
@@ -122,29 +154,48 @@ func (l *listFrontier) replay(data []byte) error {
 }
 
 // tail puts the live entries in the frontier: those marked redo first
-// (they were being made), then the rest in order.
+// (they were being made), then the rest in order; those not due yet wait
+// apart.
 func (l *listFrontier) tail(order []*item, live map[uint64]*item) error {
 	for _, redo := range []bool{true, false} {
 		for _, it := range order {
-			if _, ok := live[it.num]; ok && it.e.redo() == redo {
-				l.waiting = append(l.waiting, it)
+			if _, ok := live[it.num]; ok && (it.e.state() == stateRedo) == redo {
+				if it.e.due() != 0 {
+					l.delay(it)
+				} else {
+					l.waiting = append(l.waiting, it)
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// compact writes the live entries, taken ones first, to a new log and
-// renames it over the old one. l.mu is held or l is not shared yet.
-func (l *listFrontier) compact() error {
-	if l.path == "" {
-		return nil
-	}
-	live := make([]*item, 0, len(l.taken)+len(l.waiting)-l.head)
+// delay puts it among the entries not due yet, in the order of their due
+// times.
+func (l *listFrontier) delay(it *item) {
+	i, _ := slices.BinarySearchFunc(l.delayed, it.e.due(), func(x *item, due int64) int { return cmp.Compare(x.e.due(), due+1) })
+	l.delayed = slices.Insert(l.delayed, i, it)
+}
+
+// live returns the entries of the frontier: taken, waiting and delayed.
+func (l *listFrontier) live() []*item {
+	live := make([]*item, 0, len(l.taken)+len(l.waiting)-l.head+len(l.delayed))
 	for it := range l.taken {
 		live = append(live, it)
 	}
 	live = append(live, l.waiting[l.head:]...)
+	return append(live, l.delayed...)
+}
+
+// compact writes the live entries, taken ones first, and the failures to
+// a new log and renames it over the old one. l.mu is held or l is not
+// shared yet.
+func (l *listFrontier) compact() error {
+	if l.path == "" {
+		return nil
+	}
+	live := l.live()
 	tmp, err := os.CreateTemp(filepath.Dir(l.path), filepath.Base(l.path)+".*.tmp")
 	if err != nil {
 		return err
@@ -155,9 +206,9 @@ func (l *listFrontier) compact() error {
 	for i, it := range live {
 		it.num = uint64(i)
 		w.Write(appendRecord(nil, 'A', it.e))
-		if it.e.redo() {
-			w.Write(appendRecord(nil, 'R', nil, it.num))
-		}
+	}
+	for _, f := range l.failed {
+		w.Write(appendFailure(nil, f))
 	}
 	err = w.Flush()
 	if err == nil {
@@ -175,7 +226,7 @@ func (l *listFrontier) compact() error {
 	}
 	l.f = tmp // open for writing, at its end, now named l.path
 	l.next = uint64(len(live))
-	l.records = len(live)
+	l.records = len(live) + len(l.failed)
 	l.waiting = append([]*item(nil), l.waiting[l.head:]...)
 	l.head = 0
 	return nil
@@ -190,6 +241,13 @@ func appendRecord(b []byte, op byte, e entry, num ...uint64) []byte {
 	return binary.AppendUvarint(b, num[0])
 }
 
+func appendFailure(b []byte, f Failure) []byte {
+	j, _ := json.Marshal(f) // a struct of strings and numbers
+	b = append(b, 'F')
+	b = binary.AppendUvarint(b, uint64(len(j)))
+	return append(b, j...)
+}
+
 // log writes records to the log in one call. l.mu is held.
 func (l *listFrontier) log(b []byte, n int) error {
 	if l.closed {
@@ -202,7 +260,7 @@ func (l *listFrontier) log(b []byte, n int) error {
 		return fmt.Errorf("bloomstorage: frontier: %w", err)
 	}
 	l.records += n
-	if live := len(l.taken) + len(l.waiting) - l.head; l.records > 4*live+4096 {
+	if live := len(l.taken) + len(l.waiting) - l.head + len(l.delayed) + len(l.failed); l.records > 4*live+4096 {
 		return l.compact()
 	}
 	return nil
@@ -231,18 +289,52 @@ func (l *listFrontier) take() (any, entry, bool, error) {
 	if l.closed {
 		return nil, nil, false, ErrClosed
 	}
-	if l.head == len(l.waiting) {
+	var it *item
+	switch {
+	case len(l.delayed) > 0 && l.delayed[0].e.due() <= time.Now().UnixMilli():
+		it = l.delayed[0]
+		l.delayed = slices.Delete(l.delayed, 0, 1)
+	case l.head < len(l.waiting):
+		it = l.waiting[l.head]
+		l.waiting[l.head] = nil
+		l.head++
+		if l.head > 1024 && l.head*2 > len(l.waiting) {
+			l.waiting = append([]*item(nil), l.waiting[l.head:]...)
+			l.head = 0
+		}
+	default:
 		return nil, nil, false, nil
-	}
-	it := l.waiting[l.head]
-	l.waiting[l.head] = nil
-	l.head++
-	if l.head > 1024 && l.head*2 > len(l.waiting) {
-		l.waiting = append([]*item(nil), l.waiting[l.head:]...)
-		l.head = 0
 	}
 	l.taken[it] = struct{}{}
 	return it, it.e, true, nil
+}
+
+// own tests and adds the request's ID to the visited set, marking the
+// entry redo in between: a process killed after the mark leaves an entry
+// the next opening adds to the visited set (see openFileFrontier), and
+// the stripe keeps this process's other workers out meanwhile.
+func (l *listFrontier) own(h any, e entry) (entry, bool, error) {
+	if e.state() == stateRedo {
+		return e, true, nil
+	}
+	id := e.id()
+	mu := l.stripes.of(id)
+	mu.Lock()
+	defer mu.Unlock()
+	visited, err := l.seen.has(key(id))
+	if err != nil || visited {
+		return e, false, err
+	}
+	if err := l.redo(h); err != nil {
+		return e, false, err
+	}
+	if testHookOwning != nil {
+		testHookOwning(id)
+	}
+	// The add tests again: Visited (Colly's own Visit) may have added it
+	// since has.
+	fresh, err := l.seen.add(key(id))
+	return h.(*item).e, fresh, err
 }
 
 func (l *listFrontier) redo(h any) error {
@@ -259,6 +351,32 @@ func (l *listFrontier) done(h any) error {
 	it := h.(*item)
 	delete(l.taken, it)
 	return l.log(appendRecord(nil, 'D', nil, it.num), 1)
+}
+
+func (l *listFrontier) again(h any, e entry) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	it := h.(*item)
+	delete(l.taken, it)
+	next := &item{e: e, num: l.next}
+	l.next++
+	l.delay(next)
+	return l.log(appendRecord(appendRecord(nil, 'D', nil, it.num), 'A', e), 2)
+}
+
+func (l *listFrontier) fail(h any, f Failure) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	it := h.(*item)
+	delete(l.taken, it)
+	l.failed = append(l.failed, f)
+	return l.log(appendFailure(appendRecord(nil, 'D', nil, it.num), f), 2)
+}
+
+func (l *listFrontier) failures() ([]Failure, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.failed), nil
 }
 
 func (l *listFrontier) release() error {
@@ -279,10 +397,14 @@ func (l *listFrontier) release() error {
 func (l *listFrontier) size() (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return len(l.waiting) - l.head, nil
+	return len(l.waiting) - l.head + len(l.delayed), nil
 }
 
-func (l *listFrontier) busy() (bool, error) { return false, nil }
+func (l *listFrontier) busy() (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.delayed) > 0, nil
+}
 
 func (l *listFrontier) close() error {
 	l.mu.Lock()

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
 	"sync"
 	"time"
 
+	"github.com/edgebloom/edgebloom/redisfilter"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -22,26 +24,30 @@ import (
 const RedisLease = 5 * time.Second
 
 // A redisFrontier keeps the frontier in Redis, shared by the collectors
-// that use the same name: a list of waiting entries, and a hash of the
+// that use the same name: a list of waiting entries, a sorted set of those
+// to fetch again (by due time), a list of failures, and a hash of the
 // entries each process took (by a random owner ID), which a live process
 // renews a lease on. Every change is one atomic command or script.
 //
 // The keys share one hash tag, so that a script's keys lie in one Redis
 // Cluster slot: name's own tag when it has one, else "{name:frontier}".
 type redisFrontier struct {
-	ctx   context.Context
-	c     redis.UniversalClient
-	owner string
-	q     string // the waiting entries, a list
-	seq   string // the counter of taken entries
-	own   string // the set of owners
-	pre   string // taken:<owner> (hash), alive:<owner> (lease)
+	ctx    context.Context
+	c      redis.UniversalClient
+	filter *redisfilter.Filter
+	owner  string
+	q      string // the waiting entries, a list
+	later  string // the entries to fetch again, a sorted set by due time
+	failed string // the failures, a list of JSON
+	seq    string // the counter of taken entries
+	owners string // the set of owners
+	pre    string // taken:<owner> (hash), alive:<owner> (lease)
 
 	mu      sync.Mutex
 	beating chan struct{} // closed to stop the lease's renewal
 }
 
-func newRedisFrontier(ctx context.Context, c redis.UniversalClient, name string) (*redisFrontier, error) {
+func newRedisFrontier(ctx context.Context, c redis.UniversalClient, name string, f *redisfilter.Filter) (*redisFrontier, error) {
 	var id [12]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return nil, err
@@ -51,8 +57,9 @@ func newRedisFrontier(ctx context.Context, c redis.UniversalClient, name string)
 		pre = name + ":frontier"
 	}
 	return &redisFrontier{
-		ctx: ctx, c: c, owner: hex.EncodeToString(id[:]),
-		q: pre + ":q", seq: pre + ":seq", own: pre + ":owners", pre: pre + ":",
+		ctx: ctx, c: c, filter: f, owner: hex.EncodeToString(id[:]),
+		q: pre + ":q", later: pre + ":later", failed: pre + ":failed",
+		seq: pre + ":seq", owners: pre + ":owners", pre: pre + ":",
 	}, nil
 }
 
@@ -88,10 +95,16 @@ func (r *redisFrontier) push(es []entry) error {
 	return r.wrap(r.c.RPush(r.ctx, r.q, vals...).Err())
 }
 
-// takeScript moves the head of the list into the owner's hash under a new
-// number, registers the owner and renews its lease.
+// takeScript moves the first entry due of the sorted set, or else the
+// head of the list, into the owner's hash under a new number, registers
+// the owner and renews its lease. ARGV[3] is the time now, in Unix ms.
 var takeScript = redis.NewScript(`
-local e = redis.call('LPOP', KEYS[1])
+local e = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', ARGV[3], 'LIMIT', 0, 1)[1]
+if e then
+  redis.call('ZREM', KEYS[6], e)
+else
+  e = redis.call('LPOP', KEYS[1])
+end
 if not e then return false end
 local n = redis.call('INCR', KEYS[2])
 redis.call('HSET', KEYS[3], n, e)
@@ -107,8 +120,8 @@ type redisHandle struct {
 
 func (r *redisFrontier) take() (any, entry, bool, error) {
 	r.heartbeat()
-	v, err := takeScript.Run(r.ctx, r.c, []string{r.q, r.seq, r.taken(r.owner), r.own, r.alive(r.owner)},
-		r.owner, RedisLease.Milliseconds()).Slice()
+	v, err := takeScript.Run(r.ctx, r.c, []string{r.q, r.seq, r.taken(r.owner), r.owners, r.alive(r.owner), r.later},
+		r.owner, RedisLease.Milliseconds(), time.Now().UnixMilli()).Slice()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil, false, nil
 	}
@@ -119,17 +132,103 @@ func (r *redisFrontier) take() (any, entry, bool, error) {
 	if !e.valid() {
 		return nil, nil, false, r.wrap(errors.New("an entry that is not one"))
 	}
-	return redisHandle{strconv.FormatInt(v[0].(int64), 10), e}, e, true, nil
+	return &redisHandle{strconv.FormatInt(v[0].(int64), 10), e}, e, true, nil
 }
 
-func (r *redisFrontier) redo(h any) error {
-	rh := h.(redisHandle)
-	rh.e[0] = stateRedo
-	return r.wrap(r.c.HSet(r.ctx, r.taken(r.owner), rh.n, []byte(rh.e)).Err())
+// own marks a new entry with a random claim in the owner's hash, then
+// adds its ID to the filter under that claim in one atomic step
+// (AddClaimed): killed at any point, the process leaves an entry marked
+// with its claim, and whoever takes it after the lease asks AddClaimed
+// with the same claim, which answers true only when the dead process's
+// add made the ID new. An entry fetched again (stateRedo) is this
+// frontier's already.
+func (r *redisFrontier) own(h any, e entry) (entry, bool, error) {
+	rh := h.(*redisHandle)
+	switch e.state() {
+	case stateRedo:
+		return e, true, nil
+	case stateNew:
+		k := string(key(e.id()))
+		if visited, err := r.filter.Has(r.ctx, k); err != nil || visited {
+			return e, false, err
+		}
+		var claim [16]byte
+		if _, err := rand.Read(claim[:]); err != nil {
+			return e, false, err
+		}
+		e = e.with(stateClaim, claim[:])
+		if err := r.c.HSet(r.ctx, r.taken(r.owner), rh.n, []byte(e)).Err(); err != nil {
+			return e, false, r.wrap(err)
+		}
+		rh.e = e
+		if testHookOwning != nil {
+			testHookOwning(e.id())
+		}
+	}
+	mine, err := r.filter.AddClaimed(r.ctx, string(key(e.id())), e.claim())
+	return e, mine, err
+}
+
+// unclaim forgets the claim of an entry that left the frontier. A process
+// killed before it does leaves a small key in Redis.
+func (r *redisFrontier) unclaim(e entry) error {
+	if e.state() != stateClaim {
+		return nil
+	}
+	return r.filter.Unclaim(r.ctx, string(key(e.id())), e.claim())
 }
 
 func (r *redisFrontier) done(h any) error {
-	return r.wrap(r.c.HDel(r.ctx, r.taken(r.owner), h.(redisHandle).n).Err())
+	rh := h.(*redisHandle)
+	if err := r.c.HDel(r.ctx, r.taken(r.owner), rh.n).Err(); err != nil {
+		return r.wrap(err)
+	}
+	return r.unclaim(rh.e)
+}
+
+// againScript replaces a taken entry by the one to fetch again.
+var againScript = redis.NewScript(`
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
+return 1
+`)
+
+func (r *redisFrontier) again(h any, e entry) error {
+	rh := h.(*redisHandle)
+	if err := againScript.Run(r.ctx, r.c, []string{r.taken(r.owner), r.later}, rh.n, e.due(), []byte(e)).Err(); err != nil {
+		return r.wrap(err)
+	}
+	return r.unclaim(rh.e)
+}
+
+// failScript removes a taken entry and records its failure.
+var failScript = redis.NewScript(`
+redis.call('HDEL', KEYS[1], ARGV[1])
+redis.call('RPUSH', KEYS[2], ARGV[2])
+return 1
+`)
+
+func (r *redisFrontier) fail(h any, f Failure) error {
+	rh := h.(*redisHandle)
+	j, _ := json.Marshal(f) // a struct of strings and numbers
+	if err := failScript.Run(r.ctx, r.c, []string{r.taken(r.owner), r.failed}, rh.n, j).Err(); err != nil {
+		return r.wrap(err)
+	}
+	return r.unclaim(rh.e)
+}
+
+func (r *redisFrontier) failures() ([]Failure, error) {
+	all, err := r.c.LRange(r.ctx, r.failed, 0, -1).Result()
+	if err != nil {
+		return nil, r.wrap(err)
+	}
+	out := make([]Failure, len(all))
+	for i, j := range all {
+		if err := json.Unmarshal([]byte(j), &out[i]); err != nil {
+			return nil, r.wrap(fmt.Errorf("failure %d: %w", i, err))
+		}
+	}
+	return out, nil
 }
 
 // giveBack puts an owner's taken entries back at the head of the list in
@@ -153,10 +252,10 @@ return 1
 `)
 
 // busyScript gives back the entries of owners whose lease ran out, and
-// returns the number of entries given back plus that of other owners
-// that hold entries.
+// returns the number of entries given back, plus that of other owners
+// that hold entries, plus that of the entries to fetch again later.
 var busyScript = redis.NewScript(giveBack + `
-local busy = 0
+local busy = redis.call('ZCARD', KEYS[3])
 for _, o in ipairs(redis.call('SMEMBERS', KEYS[2])) do
   if o ~= ARGV[1] then
     local taken, alive = ARGV[2] .. 'taken:' .. o, ARGV[2] .. 'alive:' .. o
@@ -178,16 +277,23 @@ func (r *redisFrontier) release() error {
 		r.beating = nil
 	}
 	r.mu.Unlock()
-	return r.wrap(releaseScript.Run(r.ctx, r.c, []string{r.q, r.taken(r.owner), r.alive(r.owner), r.own}, r.owner).Err())
+	return r.wrap(releaseScript.Run(r.ctx, r.c, []string{r.q, r.taken(r.owner), r.alive(r.owner), r.owners}, r.owner).Err())
 }
 
 func (r *redisFrontier) size() (int, error) {
-	n, err := r.c.LLen(r.ctx, r.q).Result()
-	return int(n), r.wrap(err)
+	var q, later *redis.IntCmd
+	_, err := r.c.TxPipelined(r.ctx, func(p redis.Pipeliner) error {
+		q, later = p.LLen(r.ctx, r.q), p.ZCard(r.ctx, r.later)
+		return nil
+	})
+	if err != nil {
+		return 0, r.wrap(err)
+	}
+	return int(q.Val() + later.Val()), nil
 }
 
 func (r *redisFrontier) busy() (bool, error) {
-	n, err := busyScript.Run(r.ctx, r.c, []string{r.q, r.own}, r.owner, r.pre).Int()
+	n, err := busyScript.Run(r.ctx, r.c, []string{r.q, r.owners, r.later}, r.owner, r.pre).Int()
 	return n > 0, r.wrap(err)
 }
 

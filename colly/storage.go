@@ -70,6 +70,7 @@ import (
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/redisfilter"
+	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/storage"
 	"github.com/redis/go-redis/v9"
 )
@@ -101,10 +102,25 @@ type Storage struct {
 	// of its bits and both hear "new". The Redis filter's script is atomic
 	// by itself; its calls take the stripe all the same, which costs
 	// nothing next to a round trip.
-	stripes [64]sync.Mutex
+	stripes *stripes
+
+	retryMu sync.Mutex
+	retry   Retry
+
+	hookMu   sync.Mutex
+	hooked   map[*colly.Collector]bool
+	attempts sync.Map // *colly.Context → *attempt, for the fetches Run makes
 
 	mu  sync.Mutex
 	jar *cookiejar.Jar
+}
+
+type stripes [64]sync.Mutex
+
+func (s *stripes) of(id uint64) *sync.Mutex { return &s[id%uint64(len(s))] }
+
+func newStorage(seen seen, front frontier, st *stripes) *Storage {
+	return &Storage{seen: seen, front: front, stripes: st, retry: DefaultRetry}
 }
 
 var _ storage.Storage = (*Storage)(nil)
@@ -116,7 +132,9 @@ func NewMemory(capacity uint64, fpRate float64) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{seen: memory{f}, front: newMemoryFrontier()}, nil
+	st := new(stripes)
+	seen := memory{f}
+	return newStorage(seen, newMemoryFrontier(seen, st), st), nil
 }
 
 // NewFile returns a storage whose visited set is the file-backed filter
@@ -138,12 +156,13 @@ func NewFile(path string, capacity uint64, fpRate float64) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	front, err := openFileFrontier(path + ".frontier")
+	st := new(stripes)
+	front, err := openFileFrontier(path+".frontier", file{f}, st)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &Storage{seen: file{f}, front: front}, nil
+	return newStorage(file{f}, front, st), nil
 }
 
 // NewRedis returns a storage whose visited set is the Redis filter called
@@ -159,11 +178,11 @@ func NewRedis(ctx context.Context, client redis.UniversalClient, name string, ca
 	if err != nil {
 		return nil, err
 	}
-	front, err := newRedisFrontier(ctx, client, name)
+	front, err := newRedisFrontier(ctx, client, name, f)
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{seen: shared{ctx, f}, front: front}, nil
+	return newStorage(shared{ctx, f}, front, new(stripes)), nil
 }
 
 // Init makes the cookie jar. Colly's SetStorage calls it.
@@ -187,7 +206,7 @@ func key(requestID uint64) []byte { return binary.LittleEndian.AppendUint64(nil,
 // (see the package documentation), it returns an error wrapping ErrVisited,
 // and Colly does not fetch the request.
 func (s *Storage) Visited(requestID uint64) error {
-	mu := &s.stripes[requestID%uint64(len(s.stripes))]
+	mu := s.stripes.of(requestID)
 	mu.Lock()
 	fresh, err := s.seen.add(key(requestID))
 	mu.Unlock()

@@ -823,7 +823,9 @@ local out = {}
 // ARGV[4], is an error that changes nothing, so INCRBY, last, cannot fail
 // and an add never stops half-way. (Each key counted sets a bit, so a
 // count within bounds stays within them: restored counts are at most
-// (bloom.MaxCountPerBit-1)·m.)
+// (bloom.MaxCountPerBit-1)·m.) With a fourth key, a claim of the one key
+// added (see AddClaimed), the script sets it when the key was new and
+// answers 1 whenever it is set.
 var addScript = redis.NewScript(checkShard + `
 local count = redis.call('GET', KEYS[3])
 if count then
@@ -844,6 +846,10 @@ for i = 1, n do
 	added = added + new
 end
 if added > 0 then redis.call('INCRBY', KEYS[3], added) end
+if KEYS[4] then
+	if added > 0 then redis.call('SET', KEYS[4], '1') end
+	out[1] = redis.call('EXISTS', KEYS[4])
+end
 return out
 `)
 
