@@ -17,7 +17,8 @@
 #   test-redis the Redis filter (redisfilter/) against a real redis-server
 #   test-colly the Colly storage (colly/): crawls of a local site, on Redis too
 #   test-parquet  edgebloom bitsets in Parquet files, read by a Parquet library
-#   test-modules  each published Go module built as a consumer would (GOWORK=off)
+#   test-modules  each published Go module built as a consumer would (GOWORK=off),
+#              and the docs' Go install steps followed outside the checkout
 #   test-js    Node tests of the npm module (js/test)
 #   test-e2e   headless Chromium and workerd tests (e2e/)
 #   test-ecosystem  the packed package in other Node versions, Bun, Deno,
@@ -351,7 +352,11 @@ wasm_size() {
 #   colly, cmd/edgebloom) as a consumer would: GOWORK=off, go get and go
 #   install of v0.1.0 from a module proxy it writes from this checkout,
 #   third-party modules from the module cache and, for what it lacks,
-#   GOPROXY (about 50 s, most of it compiling the modules' dependencies once).
+#   GOPROXY (about 50 s, most of it compiling the modules' dependencies once);
+#   then the install steps of the README and of the Go examples' READMEs,
+#   run by bash in a new module outside the checkout beside a link to it
+#   at ../edgebloom (the replace lines a clone needs), and built: the
+#   first run on a machine compiles arrow-go and parquet-go for minutes.
 # - bench: its tests and benchmarks are compiled, not run (see bench/README.md).
 # - worker: the Go front's handler tests on the host; test_worker_js runs
 #   the Worker in workerd.

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
-	bloomstorage "github.com/edgebloom/edgebloom/colly"
+	"github.com/edgebloom/edgebloom/colly/bloomstorage"
 	"github.com/edgebloom/edgebloom/redisfilter/redistest"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"

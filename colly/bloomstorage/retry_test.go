@@ -15,21 +15,21 @@ import (
 	"testing"
 	"time"
 
-	bloomstorage "github.com/edgebloom/edgebloom/colly"
+	"github.com/edgebloom/edgebloom/colly/bloomstorage"
 	"github.com/gocolly/colly/v2"
 )
 
 // flakyPages is the size of the site whose pages each fail their first
 // fetch; flakyTimeout is the collector's request timeout there.
 const (
-	flakyPages   = 120
-	flakyTimeout = 500 * time.Millisecond
+	flakyPages   = 60
+	flakyTimeout = 1500 * time.Millisecond
 )
 
-// testRetry fetches each request up to 5 times, soon: the first fetch of
+// testRetry fetches each request up to 6 times, soon: the first fetch of
 // every page fails by design, and a fetch slowed past the timeout by a
 // busy machine must not be the last one.
-var testRetry = bloomstorage.Retry{Attempts: 5, Backoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
+var testRetry = bloomstorage.Retry{Attempts: 6, Backoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond}
 
 // failFirst fails the first fetch of each page, in turn by a 500, by a
 // connection reset (RST) before any response, and by a stall that the

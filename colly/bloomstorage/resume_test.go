@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	bloomstorage "github.com/edgebloom/edgebloom/colly"
+	"github.com/edgebloom/edgebloom/colly/bloomstorage"
 	"github.com/edgebloom/edgebloom/redisfilter/redistest"
 	"github.com/gocolly/colly/v2"
 	"github.com/redis/go-redis/v9"

@@ -14,8 +14,10 @@
 //	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 //		store.AddURL(e.Request.AbsoluteURL(e.Attr("href")))
 //	})
+//	c.OnError(func(r *colly.Response, err error) { log.Println(r.Request.URL, err) })
 //	store.AddURL("https://example.com/") // ErrVisited when resumed
 //	err = store.Run(c, 8)
+//	failed, err := store.Failures() // given up on
 //
 // # Resuming
 //
@@ -34,6 +36,16 @@
 // Colly counts a request Run reads from the frontier as one of its
 // MaxRequests and its fetch as another, as it does for its own queue: a
 // collector with MaxRequests 1000 makes about 500.
+//
+// # Failed fetches
+//
+// Colly never fetches a request again by itself. Run does, as Retry says
+// (DefaultRetry: 3 fetches in all, 1 s then twice as long each time, up to
+// 1 min): a fetch with no response (a network error, a reset, a timeout)
+// or a 408, 429 or 5xx leaves the request in the frontier with its count
+// of failed fetches, and this Run or the next makes it again once due; any
+// other error status, or the last fetch failing, gives it up, and
+// Failures lists it with why. Colly calls OnError for every failed fetch.
 //
 // # Visited at most once
 //
