@@ -96,10 +96,13 @@ type frontier interface {
 	done(h any) error
 	// again replaces a taken entry by e, to be made again once due.
 	again(h any, e entry) error
-	// fail removes a taken entry and records it as given up on.
-	fail(h any, f Failure) error
+	// fail removes a taken entry, e, and records it as given up on.
+	fail(h any, f Failure, e entry) error
 	// failures lists the requests given up on, oldest first.
 	failures() ([]Failure, error)
+	// retryFailures puts the entries given up on back, and forgets their
+	// failures.
+	retryFailures() (int, error)
 	// release puts the entries this run took and did not finish back at
 	// the head, in their states.
 	release() error
@@ -414,5 +417,5 @@ func (r *run) make(h any, e entry) error {
 	return f.fail(h, Failure{
 		URL: req.URL.String(), Method: req.Method, Attempts: fetches,
 		Status: a.status, Err: a.err, Time: now.UTC(),
-	})
+	}, e)
 }

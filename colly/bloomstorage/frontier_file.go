@@ -43,7 +43,7 @@ type listFrontier struct {
 	head    int
 	delayed []*item // not due yet, by due time
 	taken   map[*item]struct{}
-	failed  []Failure
+	failed  []failureRecord
 	next    uint64 // the number the next 'A' record gets
 	records int    // records in the log
 	closed  bool
@@ -121,7 +121,7 @@ func (l *listFrontier) replay(data []byte) error {
 			b := make([]byte, n)
 			r.Read(b)
 			if op == 'F' {
-				var f Failure
+				var f failureRecord
 				if err := json.Unmarshal(b, &f); err != nil {
 					return fmt.Errorf("failure record %d: %w", len(l.failed), err)
 				}
@@ -241,7 +241,7 @@ func appendRecord(b []byte, op byte, e entry, num ...uint64) []byte {
 	return binary.AppendUvarint(b, num[0])
 }
 
-func appendFailure(b []byte, f Failure) []byte {
+func appendFailure(b []byte, f failureRecord) []byte {
 	j, _ := json.Marshal(f) // a struct of strings and numbers
 	b = append(b, 'F')
 	b = binary.AppendUvarint(b, uint64(len(j)))
@@ -364,19 +364,45 @@ func (l *listFrontier) again(h any, e entry) error {
 	return l.log(appendRecord(appendRecord(nil, 'D', nil, it.num), 'A', e), 2)
 }
 
-func (l *listFrontier) fail(h any, f Failure) error {
+func (l *listFrontier) fail(h any, f Failure, e entry) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	it := h.(*item)
 	delete(l.taken, it)
-	l.failed = append(l.failed, f)
-	return l.log(appendFailure(appendRecord(nil, 'D', nil, it.num), f), 2)
+	r := newFailureRecord(f, e)
+	l.failed = append(l.failed, r)
+	return l.log(appendFailure(appendRecord(nil, 'D', nil, it.num), r), 2)
 }
 
 func (l *listFrontier) failures() ([]Failure, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return slices.Clone(l.failed), nil
+	out := make([]Failure, len(l.failed))
+	for i, r := range l.failed {
+		out[i] = r.Failure
+	}
+	return out, nil
+}
+
+// retryFailures moves the failures' entries to the frontier and writes
+// the log anew (compact), so that a crash leaves either the failures or
+// the entries, never both or neither.
+func (l *listFrontier) retryFailures() (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return 0, ErrClosed
+	}
+	n := 0
+	for _, r := range l.failed {
+		if e := r.entry(); e != nil {
+			l.waiting = append(l.waiting, &item{e: e, num: l.next})
+			l.next++
+			n++
+		}
+	}
+	l.failed = nil
+	return n, l.compact()
 }
 
 func (l *listFrontier) release() error {

@@ -208,13 +208,30 @@ redis.call('RPUSH', KEYS[2], ARGV[2])
 return 1
 `)
 
-func (r *redisFrontier) fail(h any, f Failure) error {
+func (r *redisFrontier) fail(h any, f Failure, e entry) error {
 	rh := h.(*redisHandle)
-	j, _ := json.Marshal(f) // a struct of strings and numbers
+	j, _ := json.Marshal(newFailureRecord(f, e)) // strings and numbers
 	if err := failScript.Run(r.ctx, r.c, []string{r.taken(r.owner), r.failed}, rh.n, j).Err(); err != nil {
 		return r.wrap(err)
 	}
 	return r.unclaim(rh.e)
+}
+
+// retryFailuresScript pushes the entries of the failures to the list and
+// deletes the failures, in one step.
+var retryFailuresScript = redis.NewScript(`
+local all = redis.call('LRANGE', KEYS[1], 0, -1)
+for _, rec in ipairs(all) do
+  local e = string.gsub(cjson.decode(rec).entry, '..', function(cc) return string.char(tonumber(cc, 16)) end)
+  redis.call('RPUSH', KEYS[2], e)
+end
+redis.call('DEL', KEYS[1])
+return #all
+`)
+
+func (r *redisFrontier) retryFailures() (int, error) {
+	n, err := retryFailuresScript.Run(r.ctx, r.c, []string{r.failed, r.q}).Int()
+	return n, r.wrap(err)
 }
 
 func (r *redisFrontier) failures() ([]Failure, error) {
@@ -224,9 +241,11 @@ func (r *redisFrontier) failures() ([]Failure, error) {
 	}
 	out := make([]Failure, len(all))
 	for i, j := range all {
-		if err := json.Unmarshal([]byte(j), &out[i]); err != nil {
+		var rec failureRecord
+		if err := json.Unmarshal([]byte(j), &rec); err != nil {
 			return nil, r.wrap(fmt.Errorf("failure %d: %w", i, err))
 		}
+		out[i] = rec.Failure
 	}
 	return out, nil
 }

@@ -1,6 +1,7 @@
 package bloomstorage
 
 import (
+	"encoding/hex"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -76,6 +77,36 @@ func (f Failure) String() string {
 // frontier, so a file or Redis storage lists those of earlier runs too.
 // Their IDs stay in the visited set, so AddURL refuses them.
 func (s *Storage) Failures() ([]Failure, error) { return s.front.failures() }
+
+// RetryFailures puts the requests Run gave up on back in the frontier, to
+// be made by the next Run with a fresh count of fetches (when the site is
+// back, say), and empties the list of failures. It returns how many it
+// put back. Their IDs stay in the visited set, so nothing else fetches
+// them meanwhile.
+func (s *Storage) RetryFailures() (int, error) { return s.front.retryFailures() }
+
+// A failureRecord is a Failure as a frontier keeps it: with its entry,
+// hex-encoded, as RetryFailures puts it back.
+type failureRecord struct {
+	Failure
+	Entry string `json:"entry"`
+}
+
+func newFailureRecord(f Failure, e entry) failureRecord {
+	back := e.with(stateRedo, make([]byte, entryHead-18))
+	back[9] = 0
+	clear(back[10:18])
+	return failureRecord{f, hex.EncodeToString(back)}
+}
+
+// entry returns the record's entry, or nil when it is not one.
+func (r failureRecord) entry() entry {
+	e, err := hex.DecodeString(r.Entry)
+	if err != nil || !entry(e).valid() {
+		return nil
+	}
+	return e
+}
 
 // An attempt is what the collector's error callbacks saw of one fetch Run
 // made.

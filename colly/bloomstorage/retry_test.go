@@ -237,15 +237,16 @@ func TestRetryResumed(t *testing.T) {
 // once, a page that always answers 503 after DefaultRetry's attempts;
 // a 429 (with Retry-After) is fetched again and succeeds. Failures lists
 // both with why, also on the storage opened again, and AddURL refuses
-// them as visited.
+// them as visited; RetryFailures puts them back for the next Run.
 func TestRetryGivesUp(t *testing.T) {
 	const n = 20
 	down, limited := n-1, n-2
 	for _, k := range retryKinds(t) {
 		t.Run(k.name, func(t *testing.T) {
+			var back atomic.Bool
 			s := newFailingSite(t, n, nil, func(w http.ResponseWriter, r *http.Request, i, fetch int) bool {
 				switch {
-				case i == down:
+				case i == down && !back.Load():
 					http.Error(w, "down", http.StatusServiceUnavailable)
 				case i == limited && fetch == 1:
 					w.Header().Set("Retry-After", "1")
@@ -307,6 +308,31 @@ func TestRetryGivesUp(t *testing.T) {
 				must(0, store.Close())
 				store = k.open()
 				check(store)
+			}
+
+			// The site is back: RetryFailures puts both back, and a Run
+			// fetches them once more; the 404 is given up on again.
+			back.Store(true)
+			if n, err := store.RetryFailures(); n != 2 || err != nil {
+				t.Fatalf("RetryFailures: %d, %v; want 2", n, err)
+			}
+			if f := must(store.Failures()); len(f) != 0 {
+				t.Errorf("Failures after RetryFailures: %v; want none", f)
+			}
+			if k.name != "memory" {
+				must(0, store.Close())
+				store = k.open()
+			}
+			c = colly.NewCollector(colly.IgnoreRobotsTxt())
+			must(0, c.SetStorage(store))
+			must(0, store.Run(c, 4))
+			s.mu.Lock()
+			if got, want := s.fetches[down], bloomstorage.DefaultRetry.Attempts+1; got != want {
+				t.Errorf("the page given up on and put back was fetched %d times in all; want %d", got, want)
+			}
+			s.mu.Unlock()
+			if f := must(store.Failures()); len(f) != 1 || f[0].URL != s.URL+"/missing" || f[0].Attempts != 1 {
+				t.Errorf("Failures after the 404 was put back and fetched again: %+v; want it alone, 1 fetch", f)
 			}
 			store.Close()
 		})

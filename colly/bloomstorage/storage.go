@@ -45,7 +45,8 @@
 // or a 408, 429 or 5xx leaves the request in the frontier with its count
 // of failed fetches, and this Run or the next makes it again once due; any
 // other error status, or the last fetch failing, gives it up, and
-// Failures lists it with why. Colly calls OnError for every failed fetch.
+// Failures lists it with why (RetryFailures puts those back). Colly calls
+// OnError for every failed fetch.
 //
 // # Visited at most once
 //
