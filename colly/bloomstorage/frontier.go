@@ -404,14 +404,15 @@ func (r *run) make(h any, e entry) error {
 	case errors.Is(err, colly.ErrMaxRequests):
 		r.stop(nil) // the entry stays, marked, for the next run
 		return nil
-	case err == nil || !a.failed:
-		// Fetched, or refused by the collector before any fetch (its
-		// domain, URL and robots.txt rules), as Colly's Visit refuses.
+	case err == nil || !a.failed || a.refused:
+		// Fetched, or refused by the collector (its domain, URL and
+		// robots.txt rules, before the fetch or on a redirect), as
+		// Colly's Visit refuses.
 		return f.done(h)
 	}
 	policy, now := s.retryPolicy(), time.Now()
 	fetches := e.failed() + 1
-	if transient(a.status) && fetches < policy.Attempts {
+	if transient(a.status) && !a.certificate && fetches < policy.Attempts {
 		return f.again(h, e.again(now.Add(policy.wait(fetches, a.retryAfter, now))))
 	}
 	return f.fail(h, Failure{

@@ -1,7 +1,9 @@
 package bloomstorage
 
 import (
+	"crypto/x509"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -17,8 +19,10 @@ import (
 // frontier with the number of its failed fetches and is made again after
 // a wait, by this Run or, when it ends first, by the next one on the same
 // storage. A request that fails for good (another status of 203 or more,
-// which Colly reports as an error, or the last of its Attempts) leaves the
-// frontier and is recorded with why (see Failures).
+// which Colly reports as an error, a TLS certificate that does not verify,
+// or the last of its Attempts) leaves the frontier and is recorded with
+// why (see Failures). A redirect the collector's rules refuse ends the
+// request as a refused Visit does.
 type Retry struct {
 	// Attempts is the number of fetches a request gets, the first one
 	// included: 1 never fetches again.
@@ -111,10 +115,12 @@ func (r failureRecord) entry() entry {
 // An attempt is what the collector's error callbacks saw of one fetch Run
 // made.
 type attempt struct {
-	failed     bool
-	status     int
-	retryAfter string
-	err        string
+	failed      bool
+	status      int
+	retryAfter  string
+	err         string
+	refused     bool // a redirect the collector's rules refuse
+	certificate bool // a certificate that does not verify
 }
 
 // hook makes c tell s about the fetches that fail: Colly returns a status
@@ -143,10 +149,28 @@ func (s *Storage) hook(c *colly.Collector) {
 			return
 		}
 		a.failed, a.status, a.err = true, r.StatusCode, err.Error()
+		a.refused, a.certificate = refused(err), badCertificate(err)
 		if r.Headers != nil {
 			a.retryAfter = r.Headers.Get("Retry-After")
 		}
 	})
+}
+
+// refused reports whether err is the collector refusing a request (a
+// redirect) by its own rules, as Colly's Visit refuses one.
+func refused(err error) bool {
+	var visited *colly.AlreadyVisitedError
+	return errors.As(err, &visited) || errors.Is(err, colly.ErrForbiddenDomain) || errors.Is(err, colly.ErrForbiddenURL) ||
+		errors.Is(err, colly.ErrNoURLFiltersMatch) || errors.Is(err, colly.ErrRobotsTxtBlocked) || errors.Is(err, colly.ErrMaxDepth)
+}
+
+// badCertificate reports whether err is a TLS certificate that does not
+// verify, which fetching again does not change.
+func badCertificate(err error) bool {
+	var unknown x509.UnknownAuthorityError
+	var invalid x509.CertificateInvalidError
+	var host x509.HostnameError
+	return errors.As(err, &unknown) || errors.As(err, &invalid) || errors.As(err, &host)
 }
 
 // transient reports whether a fetch that ended with status (0: no

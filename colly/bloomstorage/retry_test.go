@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -426,4 +429,41 @@ func owningChild(u string) {
 			select {}
 		}
 	})
+}
+
+// TestRetryNotForFailuresThatStay checks two fetches without a response
+// that fetching again does not change: a redirect the collector's rules
+// refuse is dropped as Colly's Visit drops a refused request (no failure),
+// and a certificate that does not verify is given up on at once.
+func TestRetryNotForFailuresThatStay(t *testing.T) {
+	var served atomic.Int32
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		served.Add(1)
+		http.Redirect(w, r, "http://elsewhere.invalid/", http.StatusFound)
+	}))
+	defer redirect.Close()
+	tlsSite := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	tlsSite.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake the collector refuses
+	tlsSite.StartTLS()
+	defer tlsSite.Close()
+
+	store := must(bloomstorage.NewMemory(100, 1e-6))
+	must(0, store.SetRetry(bloomstorage.Retry{Attempts: 3, Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond}))
+	c := colly.NewCollector(colly.IgnoreRobotsTxt(), colly.AllowedDomains("127.0.0.1"))
+	must(0, c.SetStorage(store))
+	var errs atomic.Int32
+	c.OnError(func(r *colly.Response, err error) { errs.Add(1) })
+	must(0, store.AddURL(redirect.URL+"/"))
+	must(0, store.AddURL(tlsSite.URL+"/"))
+	must(0, store.Run(c, 2))
+	if n := served.Load(); n != 1 {
+		t.Errorf("the page redirecting to a domain the collector refuses was fetched %d times; want 1", n)
+	}
+	f := must(store.Failures())
+	if len(f) != 1 || f[0].URL != tlsSite.URL+"/" || f[0].Attempts != 1 || !strings.Contains(f[0].Err, "certificate") {
+		t.Errorf("Failures: %+v; want the TLS page alone, 1 fetch, a certificate error", f)
+	}
+	if n := errs.Load(); n != 2 {
+		t.Errorf("OnError called %d times; want 2", n)
+	}
 }
