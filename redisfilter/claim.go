@@ -17,7 +17,8 @@ import (
 // act on (true) or another's (false). It also makes a retried call (a
 // broken connection, see Failures in the package doc) answer as the first
 // one did. A claim is a string of 1 to 128 bytes; each claim recorded
-// takes a small key in Redis until Unclaim.
+// takes a small key in Redis until Unclaim (Delete does not remove
+// claims).
 func (f *Filter) AddClaimed(ctx context.Context, key, claim string) (bool, error) {
 	if err := checkClaim(claim); err != nil {
 		return false, err
