@@ -20,7 +20,8 @@
 #   test-redis the Redis filter (redisfilter/) against a real redis-server
 #   test-colly the Colly storage (colly/): crawls of a local site, on Redis too
 #   test-parquet  edgebloom bitsets in Parquet files, read by a Parquet library
-#   test-modules  each published Go module built as a consumer would (GOWORK=off)
+#   test-modules  each published Go module built as a consumer would (GOWORK=off),
+#              and the docs' Go install steps followed outside the checkout
 #   test-js    Node tests of the npm module (js/test), of the programs this
 #              script runs (tools/test) and of the demo's modules (web-demo/test)
 #   test-e2e   headless Chromium and workerd tests (e2e/)

@@ -36,6 +36,23 @@ func ExampleNew() {
 	// true 9585059 bits, 7 hashes
 }
 
+// The README's quick start.
+func Example_quickStart() {
+	f, err := bloom.New(1_000_000, 0.01) // 1 M keys at 1 % false positives: 9.6 bits a key, k = 7
+	if err != nil {
+		log.Fatal(err)
+	}
+	if f.AddString("https://example.com/") { // test-and-add in one call
+		fmt.Println("new: fetch it") // true: it was new
+	}
+	fmt.Println(f.HasString("https://example.com/"))      // true: probably in f
+	fmt.Println(f.HasString("https://example.com/other")) // false: certainly not
+	// Output:
+	// new: fetch it
+	// true
+	// false
+}
+
 // crawl stands for a crawler's fetch.
 func crawl(url string) { fmt.Println("crawl", url) }
 

@@ -31,7 +31,13 @@ func TestREADMEGoSnippets(t *testing.T) {
 			if signaturesOnly(block.text) {
 				continue
 			}
-			for _, para := range strings.Split(block.text, "\n\n") {
+			text, grouped := splitImportBlock(block.text)
+			for _, imp := range grouped {
+				if !anyImports(examples, imp) {
+					t.Errorf("%s:%d: no example_test.go imports %q", doc.name, block.line, imp)
+				}
+			}
+			for _, para := range strings.Split(text, "\n\n") {
 				code, imports := splitImports(para)
 				for _, imp := range imports {
 					if !anyImports(examples, imp) {
@@ -117,6 +123,28 @@ func signaturesOnly(block string) bool {
 }
 
 var importLine = regexp.MustCompile(`^import\s+("[^"]+")`)
+
+// splitImportBlock takes a block's import declaration in parentheses
+// (blank lines and aliases allowed) out of it, and returns the rest and
+// the paths it imports.
+func splitImportBlock(block string) (rest string, imports []string) {
+	start := strings.Index(block, "import (\n")
+	if start < 0 || (start > 0 && block[start-1] != '\n') {
+		return block, nil
+	}
+	end := strings.Index(block[start:], "\n)")
+	if end < 0 {
+		return block, nil
+	}
+	for _, line := range strings.Split(block[start+len("import (\n"):start+end], "\n") {
+		if f := strings.Fields(line); len(f) > 0 {
+			if path, err := strconv.Unquote(f[len(f)-1]); err == nil {
+				imports = append(imports, path)
+			}
+		}
+	}
+	return block[:start] + block[start+end+len("\n)"):], imports
+}
 
 func splitImports(para string) (code string, imports []string) {
 	var rest []string

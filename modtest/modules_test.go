@@ -41,8 +41,16 @@ var published = []struct {
 	{".", root + "/bloom", false},
 	{"redisfilter", root + "/redisfilter", false},
 	{"urlkey", root + "/urlkey", false},
-	{"colly", root + "/colly", false},
+	{"colly", root + "/colly/bloomstorage", false},
 	{"cmd/edgebloom", root + "/cmd/edgebloom", true},
+}
+
+// modulePath is the path of the published module in directory dir.
+func modulePath(dir string) string {
+	if dir == "." {
+		return root
+	}
+	return root + "/" + dir
 }
 
 func repoRoot(t *testing.T) string {
@@ -99,10 +107,7 @@ func writeProxy(t *testing.T, repo string) string {
 	t.Helper()
 	proxy := t.TempDir()
 	for _, m := range published {
-		modPath := root
-		if m.dir != "." {
-			modPath = root + "/" + m.dir
-		}
+		modPath := modulePath(m.dir)
 		at := filepath.Join(proxy, filepath.FromSlash(modPath), "@v")
 		if err := os.MkdirAll(at, 0o755); err != nil {
 			t.Fatal(err)
@@ -152,9 +157,23 @@ func writeProxy(t *testing.T, repo string) string {
 // in it (go.sum files check the rest: see seedGoSum).
 func consumerEnv(t *testing.T, proxy, home string) []string {
 	t.Helper()
+	return goEnv(t, home, "file://"+filepath.ToSlash(proxy), "GOWORK=off", "GOFLAGS=-mod=mod -modcacherw", "GONOSUMDB=github.com/edgebloom")
+}
+
+// goEnv is this environment without its GO variables but GOCACHE: a
+// module cache, GOPATH and GOBIN in home (-modcacherw in GOFLAGS lets a
+// t.TempDir be removed without root), GOPROXY the proxy first, when not
+// "", then the module cache's downloads, then this environment's GOPROXY,
+// no checksum database, the local toolchain, and then extra.
+func goEnv(t *testing.T, home, first string, extra ...string) []string {
+	t.Helper()
 	goenv := strings.Split(run(t, ".", os.Environ(), "go", "env", "GOMODCACHE", "GOCACHE", "GOPROXY"), "\n")
 	cache, gocache, goproxy := goenv[0], goenv[1], goenv[2]
-	proxies := []string{"file://" + filepath.ToSlash(proxy), "file://" + filepath.ToSlash(filepath.Join(cache, "cache", "download"))}
+	var proxies []string
+	if first != "" {
+		proxies = append(proxies, first)
+	}
+	proxies = append(proxies, "file://"+filepath.ToSlash(filepath.Join(cache, "cache", "download")))
 	if goproxy != "" {
 		proxies = append(proxies, goproxy)
 	}
@@ -166,19 +185,15 @@ func consumerEnv(t *testing.T, proxy, home string) []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env,
-		"GOWORK=off",
-		// -modcacherw: the module cache is a t.TempDir, which must be
-		// removable without root.
-		"GOFLAGS=-mod=mod -modcacherw",
+	env = append(env,
 		"GOPROXY="+strings.Join(proxies, ","),
 		"GOSUMDB=off",
-		"GONOSUMDB=github.com/edgebloom",
 		"GOTOOLCHAIN=local",
 		"GOMODCACHE="+filepath.Join(home, "mod"),
 		"GOPATH="+filepath.Join(home, "path"),
 		"GOBIN="+filepath.Join(home, "bin"),
 	)
+	return append(env, extra...)
 }
 
 // seedGoSum gives the lines of the published modules' go.sum files: the
@@ -255,8 +270,8 @@ func TestPublishedModulesBuildOutsideTheWorkspace(t *testing.T) {
 	run(t, consumer, env, "go", "build", "./...")
 	got := run(t, consumer, env, "go", "list", "-m", "all")
 	for _, m := range published {
-		if !m.command && !strings.Contains(got, strings.TrimSuffix(m.pkg, "/bloom")+" "+version+"\n") {
-			t.Errorf("go list -m all lacks %s %s:\n%s", m.pkg, version, got)
+		if !m.command && !strings.Contains(got, modulePath(m.dir)+" "+version+"\n") {
+			t.Errorf("go list -m all lacks %s %s:\n%s", modulePath(m.dir), version, got)
 		}
 	}
 }

@@ -38,3 +38,19 @@ func Example() {
 	g, err := redisfilter.Restore(ctx, client, "crawl-copy", data, 1<<33) // a file back into Redis
 	fmt.Println(g.NumBits(), err)
 }
+
+// The README's quick start: one crawler of a fleet. (Compiled, not run: it
+// needs a Redis server.)
+func ExampleFilter_Add() {
+	ctx := context.Background()
+	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})  // or NewClusterClient, NewFailoverClient
+	f, err := redisfilter.New(ctx, client, "crawl", 100_000_000, 0.01) // every crawler: the same name and arguments
+	if err != nil {
+		log.Fatal(err)
+	}
+	isNew, err := f.Add(ctx, "https://example.com/") // test-and-add: one round trip, atomic
+	if err != nil {
+		log.Fatal(err) // an error is no answer: the key may or may not be there
+	}
+	fmt.Println("new:", isNew) // true for one of all the crawlers adding it
+}

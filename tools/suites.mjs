@@ -194,7 +194,11 @@ export async function lintGo(io) {
  *   colly, cmd/edgebloom) as a consumer would: GOWORK=off, go get and go
  *   install of v0.1.0 from a module proxy it writes from this checkout,
  *   third-party modules from the module cache and, for what it lacks,
- *   GOPROXY (about 50 s, most of it compiling the modules' dependencies once).
+ *   GOPROXY (about 50 s, most of it compiling the modules' dependencies once);
+ *   then the install steps of the README and of the Go examples' READMEs,
+ *   run by bash in a new module outside the checkout beside a link to it
+ *   at ../edgebloom (the replace lines a clone needs), and built: the
+ *   first run on a machine compiles arrow-go and parquet-go for minutes.
  * - bench: its tests and benchmarks are compiled, not run (bench/README.md).
  * - worker: the Go front's handler tests on the host; test-worker runs the
  *   Worker in workerd.

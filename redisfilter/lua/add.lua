@@ -8,6 +8,9 @@
 -- nothing, so INCRBY, last, cannot fail and an add never stops half-way.
 -- (Each key counted sets a bit, so a count within bounds stays within them:
 -- restored counts are at most (bloom.MaxCountPerBit-1)·m.)
+--
+-- With a fourth key, a claim of the one key added (see AddClaimed), the
+-- script sets it when the key was new and answers 1 whenever it is set.
 local count = redis.call('GET', KEYS[3])
 if count then
 	local max = tonumber(ARGV[4])
@@ -27,4 +30,8 @@ for i = 1, n do
 	added = added + new
 end
 if added > 0 then redis.call('INCRBY', KEYS[3], added) end
+if KEYS[4] then
+	if added > 0 then redis.call('SET', KEYS[4], '1') end
+	out[1] = redis.call('EXISTS', KEYS[4])
+end
 return out

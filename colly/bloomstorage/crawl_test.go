@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
-	bloomstorage "github.com/edgebloom/edgebloom/colly"
+	"github.com/edgebloom/edgebloom/colly/bloomstorage"
 	"github.com/edgebloom/edgebloom/redisfilter/redistest"
 	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/queue"
@@ -56,6 +56,9 @@ type site struct {
 	// hold, when set, is called with a page's number before it is
 	// served, and the page is served when it returns.
 	hold func(i, fetch int)
+	// fail, when set, is called after hold, and the page is served only
+	// when it returns false (it answered the request itself).
+	fail func(w http.ResponseWriter, r *http.Request, i, fetch int) bool
 }
 
 // newSite starts a site of n[0] pages, or of pages without n.
@@ -69,8 +72,20 @@ func newSite(t *testing.T, n ...int) *site {
 // newHeldSite starts a site of n pages whose hold is hold. The server
 // starts once the site is set up, so that its handlers see all of it.
 func newHeldSite(t *testing.T, n int, hold func(i, fetch int)) *site {
-	s := &site{fetches: make([]int, n), hold: hold}
+	return newFailingSite(t, n, hold, nil)
+}
+
+// newFailingSite starts a site of n pages whose hold and fail are those
+// given.
+func newFailingSite(t *testing.T, n int, hold func(i, fetch int), fail func(w http.ResponseWriter, r *http.Request, i, fetch int) bool) *site {
+	s := &site{fetches: make([]int, n), hold: hold, fail: fail}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	if fail != nil {
+		// Go's client sends a request again by itself when a connection
+		// it reused is reset before the response: a fresh connection a
+		// request lets every failure reach the collector.
+		s.Config.SetKeepAlivesEnabled(false)
+	}
 	s.Start()
 	t.Cleanup(s.Close)
 	return s
@@ -90,6 +105,9 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	s.total.Add(1)
 	if s.hold != nil {
 		s.hold(i, fetch)
+	}
+	if s.fail != nil && s.fail(w, r, i, fetch) {
+		return
 	}
 	// A cookie a page: the collector sends back what it was given.
 	http.SetCookie(w, &http.Cookie{Name: "last", Value: strconv.Itoa(i), Path: "/"})

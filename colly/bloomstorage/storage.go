@@ -14,8 +14,10 @@
 //	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 //		store.AddURL(e.Request.AbsoluteURL(e.Attr("href")))
 //	})
+//	c.OnError(func(r *colly.Response, err error) { log.Println(r.Request.URL, err) })
 //	store.AddURL("https://example.com/") // ErrVisited when resumed
 //	err = store.Run(c, 8)
+//	failed, err := store.Failures() // given up on
 //
 // # Resuming
 //
@@ -34,6 +36,17 @@
 // Colly counts a request Run reads from the frontier as one of its
 // MaxRequests and its fetch as another, as it does for its own queue: a
 // collector with MaxRequests 1000 makes about 500.
+//
+// # Failed fetches
+//
+// Colly never fetches a request again by itself. Run does, as Retry says
+// (DefaultRetry: 3 fetches in all, 1 s then twice as long each time, up to
+// 1 min): a fetch with no response (a network error, a reset, a timeout)
+// or a 408, 429 or 5xx leaves the request in the frontier with its count
+// of failed fetches, and this Run or the next makes it again once due; any
+// other error status, or the last fetch failing, gives it up, and
+// Failures lists it with why (RetryFailures puts those back). Colly calls
+// OnError for every failed fetch.
 //
 // # Visited at most once
 //
@@ -70,6 +83,7 @@ import (
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/redisfilter"
+	"github.com/gocolly/colly/v2"
 	"github.com/gocolly/colly/v2/storage"
 	"github.com/redis/go-redis/v9"
 )
@@ -101,10 +115,25 @@ type Storage struct {
 	// of its bits and both hear "new". The Redis filter's script is atomic
 	// by itself; its calls take the stripe all the same, which costs
 	// nothing next to a round trip.
-	stripes [64]sync.Mutex
+	stripes *stripes
+
+	retryMu sync.Mutex
+	retry   Retry
+
+	hookMu   sync.Mutex
+	hooked   map[*colly.Collector]bool
+	attempts sync.Map // *colly.Context → *attempt, for the fetches Run makes
 
 	mu  sync.Mutex
 	jar *cookiejar.Jar
+}
+
+type stripes [64]sync.Mutex
+
+func (s *stripes) of(id uint64) *sync.Mutex { return &s[id%uint64(len(s))] }
+
+func newStorage(seen seen, front frontier, st *stripes) *Storage {
+	return &Storage{seen: seen, front: front, stripes: st, retry: DefaultRetry}
 }
 
 var _ storage.Storage = (*Storage)(nil)
@@ -116,7 +145,9 @@ func NewMemory(capacity uint64, fpRate float64) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{seen: memory{f}, front: newMemoryFrontier()}, nil
+	st := new(stripes)
+	seen := memory{f}
+	return newStorage(seen, newMemoryFrontier(seen, st), st), nil
 }
 
 // NewFile returns a storage whose visited set is the file-backed filter
@@ -138,12 +169,13 @@ func NewFile(path string, capacity uint64, fpRate float64) (*Storage, error) {
 	if err != nil {
 		return nil, err
 	}
-	front, err := openFileFrontier(path + ".frontier")
+	st := new(stripes)
+	front, err := openFileFrontier(path+".frontier", file{f}, st)
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	return &Storage{seen: file{f}, front: front}, nil
+	return newStorage(file{f}, front, st), nil
 }
 
 // NewRedis returns a storage whose visited set is the Redis filter called
@@ -159,11 +191,11 @@ func NewRedis(ctx context.Context, client redis.UniversalClient, name string, ca
 	if err != nil {
 		return nil, err
 	}
-	front, err := newRedisFrontier(ctx, client, name)
+	front, err := newRedisFrontier(ctx, client, name, f)
 	if err != nil {
 		return nil, err
 	}
-	return &Storage{seen: shared{ctx, f}, front: front}, nil
+	return newStorage(shared{ctx, f}, front, new(stripes)), nil
 }
 
 // Init makes the cookie jar. Colly's SetStorage calls it.
@@ -187,7 +219,7 @@ func key(requestID uint64) []byte { return binary.LittleEndian.AppendUint64(nil,
 // (see the package documentation), it returns an error wrapping ErrVisited,
 // and Colly does not fetch the request.
 func (s *Storage) Visited(requestID uint64) error {
-	mu := &s.stripes[requestID%uint64(len(s.stripes))]
+	mu := s.stripes.of(requestID)
 	mu.Lock()
 	fresh, err := s.seen.add(key(requestID))
 	mu.Unlock()

@@ -3,6 +3,7 @@ package bloomstorage
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,19 +16,28 @@ import (
 	whatwgURL "github.com/nlnwa/whatwg-url/url"
 )
 
-// An entry is one request of the frontier as it is stored: a state byte,
-// the request's Colly ID (8 bytes, little-endian: the key of the visited
-// set) and the request as colly.Request.Marshal writes it.
+// An entry is one request of the frontier as it is stored:
+//
+//	[0]      state
+//	[1:9]    the request's Colly ID, little-endian (the visited set's key)
+//	[9]      the fetches that failed so far
+//	[10:18]  the Unix time in milliseconds before which it is not made
+//	         again (0: at once), little-endian
+//	[18:34]  the claim under which a Redis frontier added it (see own)
+//	[34:]    the request as colly.Request.Marshal writes it
 //
 // The state is stateNew for a request not yet tested against the visited
-// set, and stateRedo for one that a run added to the visited set and did
-// not finish: the next run makes it without testing it again.
+// set; stateRedo for one a run added to the visited set, to be made
+// without testing it again (one being made when its run ended or died,
+// or one waiting to be fetched again); and, in a Redis frontier,
+// stateClaim for one whose run may have added it, under its claim.
 type entry []byte
 
 const (
-	stateNew  = 'n'
-	stateRedo = 'r'
-	entryHead = 9
+	stateNew   = 'n'
+	stateRedo  = 'r'
+	stateClaim = 'c'
+	entryHead  = 34
 )
 
 func newEntry(id uint64, req []byte) entry {
@@ -38,36 +48,80 @@ func newEntry(id uint64, req []byte) entry {
 }
 
 func (e entry) valid() bool {
-	return len(e) > entryHead && (e[0] == stateNew || e[0] == stateRedo)
+	return len(e) > entryHead && (e[0] == stateNew || e[0] == stateRedo || e[0] == stateClaim)
 }
-func (e entry) redo() bool      { return e[0] == stateRedo }
+func (e entry) state() byte     { return e[0] }
 func (e entry) id() uint64      { return binary.LittleEndian.Uint64(e[1:]) }
+func (e entry) failed() int     { return int(e[9]) }
+func (e entry) due() int64      { return int64(binary.LittleEndian.Uint64(e[10:])) }
+func (e entry) claim() string   { return hex.EncodeToString(e[18:entryHead]) }
 func (e entry) request() []byte { return e[entryHead:] }
 
-// A frontier is the persisted list of requests not yet made. Entries taken
-// and not done stay in it: a run that ends or dies puts them back for the
-// next one.
+// with returns a copy of e in state, with claim when it is not nil.
+func (e entry) with(state byte, claim []byte) entry {
+	c := append(entry(nil), e...)
+	c[0] = state
+	if claim != nil {
+		copy(c[18:entryHead], claim)
+	}
+	return c
+}
+
+// again returns the copy of e to fetch again: in stateRedo, one more
+// failed fetch, not before due.
+func (e entry) again(due time.Time) entry {
+	c := e.with(stateRedo, nil)
+	if c[9] < 255 {
+		c[9]++
+	}
+	binary.LittleEndian.PutUint64(c[10:], uint64(due.UnixMilli()))
+	return c
+}
+
+// A frontier is the persisted list of requests not yet made, and of those
+// given up on. Entries taken and not done stay in it: a run that ends or
+// dies puts them back for the next one.
 type frontier interface {
 	// push appends entries.
 	push(es []entry) error
-	// take returns the next entry and a handle of it, or ok false when
-	// no entry is waiting.
+	// take returns the next entry that is due and a handle of it, or ok
+	// false when no entry is due.
 	take() (h any, e entry, ok bool, err error)
-	// redo marks a taken entry as added to the visited set, before it is.
-	redo(h any) error
+	// own decides whether this run makes the taken entry, and returns it
+	// as stored then: the request's ID is tested and added to the visited
+	// set so that, of all runs and processes, whatever dies when, one
+	// makes it (see Storage.Run).
+	own(h any, e entry) (entry, bool, error)
 	// done removes a taken entry: it was made, or need not be.
 	done(h any) error
+	// again replaces a taken entry by e, to be made again once due.
+	again(h any, e entry) error
+	// fail removes a taken entry, e, and records it as given up on.
+	fail(h any, f Failure, e entry) error
+	// failures lists the requests given up on, oldest first.
+	failures() ([]Failure, error)
+	// retryFailures puts the entries given up on back, and forgets their
+	// failures.
+	retryFailures() (int, error)
 	// release puts the entries this run took and did not finish back at
 	// the head, in their states.
 	release() error
-	// size is the number of entries waiting, taken ones not counted.
+	// size is the number of entries waiting, due or not, taken ones not
+	// counted.
 	size() (int, error)
-	// busy reports whether there may be more to take: another process
-	// holds taken entries of a shared frontier (it may push more), or
-	// busy put back those of processes that died.
+	// busy reports whether there may be more to take: entries waiting to
+	// be due, another process that holds taken entries of a shared
+	// frontier (it may push more), or those of processes that died, which
+	// busy put back.
 	busy() (bool, error)
 	close() error
 }
+
+// testHookOwning, when set by a test, is called after a run marked an
+// entry as its own in the frontier and before it adds the request to the
+// visited set: where a process killed leaves a request marked and not
+// visited.
+var testHookOwning func(id uint64)
 
 // ErrRunning is returned by Run when the storage's frontier is already
 // being run.
@@ -150,13 +204,29 @@ func (s *Storage) QueueSize() (int, error) { return s.front.size() }
 // frontier; Run returns once every request it started has finished.
 //
 // Run makes each request once: it tests and adds its ID to the visited
-// set as Visited does, marks it in the frontier as added, makes it
-// (colly.Request.Retry, as Colly's own check was done), and removes it
-// from the frontier when Colly returns. A request that Colly refused for
-// its MaxRequests, and one being made when the process was killed, stay
-// in the frontier marked, and the next Run makes them without testing
-// the visited set. c must not be asynchronous (colly.Async): Run needs
-// each request to be finished when Colly returns it.
+// set as Visited does, and marks it in the frontier as its own in the same
+// step (see Marked and killed below), makes it (colly.Request.Retry, as
+// Colly's own check was done), and removes it from the frontier when Colly
+// returns. A request that Colly refused for its MaxRequests, and one being
+// made when the process was killed, stay in the frontier marked, and the
+// next Run makes them without testing the visited set. c must not be
+// asynchronous (colly.Async): Run needs each request to be finished when
+// Colly returns it.
+//
+// A fetch that fails calls c's OnError callbacks, as Colly always does;
+// then Run fetches the request again or gives up on it as the storage's
+// Retry says (SetRetry; DefaultRetry tries 3 times): a request waiting to
+// be fetched again stays in the frontier, and Run waits for it before it
+// returns. Do not call Request.Retry from OnError: Run does.
+//
+// Marked and killed: a file storage writes the mark to its log before it
+// adds the ID, and adds the IDs of every marked request when it opens the
+// log again. A Redis storage marks the request with a random claim, then
+// adds the ID under that claim in one atomic step
+// (redisfilter.Filter.AddClaimed): a collector that picks up a killed
+// one's marked request asks with the same claim whether the add was the
+// dead one's, and makes the request only then. So a request is made by
+// one collector, whenever any of them dies.
 func (s *Storage) Run(c *colly.Collector, threads int) error {
 	if c.Async {
 		return errors.New("bloomstorage: Run needs a collector that is not asynchronous (colly.Async(false)); Run makes threads requests at a time")
@@ -173,6 +243,7 @@ func (s *Storage) Run(c *colly.Collector, threads int) error {
 		s.runMu.Unlock()
 		return ErrClosed
 	}
+	s.hook(c)
 	r := &run{s: s, c: c, end: make(chan struct{})}
 	r.cond = sync.NewCond(&r.mu)
 	s.running = r
@@ -313,37 +384,39 @@ func (r *run) make(h any, e entry) error {
 			return f.done(h)
 		}
 	}
-	if !e.redo() {
-		id := e.id()
-		mu := &s.stripes[id%uint64(len(s.stripes))]
-		mu.Lock()
-		visited, err := s.seen.has(key(id))
-		if err == nil && !visited {
-			// Marked first: killed between the two, the next run makes
-			// the request, which nobody else did. The add tests again: a
-			// collector in another process may have added it since has.
-			if err = f.redo(h); err == nil {
-				var fresh bool
-				fresh, err = s.seen.add(key(id))
-				visited = !fresh
-			}
-		}
-		mu.Unlock()
-		if err != nil {
-			return err
-		}
-		if visited {
-			return f.done(h)
-		}
+	e, mine, err := f.own(h, e)
+	if err != nil {
+		return err
+	}
+	if !mine {
+		return f.done(h)
 	}
 	req, err := r.c.UnmarshalRequest(e.request())
 	if err != nil {
 		// Not a request Colly can read: it will never be made.
 		return f.done(h)
 	}
-	if err := req.Retry(); errors.Is(err, colly.ErrMaxRequests) {
+	a := new(attempt)
+	s.attempts.Store(req.Ctx, a)
+	err = req.Retry()
+	s.attempts.Delete(req.Ctx)
+	switch {
+	case errors.Is(err, colly.ErrMaxRequests):
 		r.stop(nil) // the entry stays, marked, for the next run
 		return nil
+	case err == nil || !a.failed || a.refused:
+		// Fetched, or refused by the collector (its domain, URL and
+		// robots.txt rules, before the fetch or on a redirect), as
+		// Colly's Visit refuses.
+		return f.done(h)
 	}
-	return f.done(h)
+	policy, now := s.retryPolicy(), time.Now()
+	fetches := e.failed() + 1
+	if transient(a.status) && !a.certificate && fetches < policy.Attempts {
+		return f.again(h, e.again(now.Add(policy.wait(fetches, a.retryAfter, now))))
+	}
+	return f.fail(h, Failure{
+		URL: req.URL.String(), Method: req.Method, Attempts: fetches,
+		Status: a.status, Err: a.err, Time: now.UTC(),
+	}, e)
 }

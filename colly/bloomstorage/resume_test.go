@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	bloomstorage "github.com/edgebloom/edgebloom/colly"
+	"github.com/edgebloom/edgebloom/colly/bloomstorage"
 	"github.com/edgebloom/edgebloom/redisfilter/redistest"
 	"github.com/gocolly/colly/v2"
 	"github.com/redis/go-redis/v9"
@@ -219,6 +219,9 @@ func TestResumeKilled(t *testing.T) {
 // binary is started as its child.
 func TestMain(m *testing.M) {
 	if u := os.Getenv("BLOOMSTORAGE_CHILD_URL"); u != "" {
+		if o := os.Getenv("BLOOMSTORAGE_CHILD_OWNING"); o != "" {
+			owningChild(o)
+		}
 		var store *bloomstorage.Storage
 		if addr := os.Getenv("BLOOMSTORAGE_CHILD_REDIS"); addr != "" {
 			client := redis.NewClient(&redis.Options{Addr: addr})

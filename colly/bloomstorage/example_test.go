@@ -2,19 +2,23 @@ package bloomstorage_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log"
+	"time"
 
-	bloomstorage "github.com/edgebloom/edgebloom/colly"
+	"github.com/edgebloom/edgebloom/colly/bloomstorage"
 	"github.com/gocolly/colly/v2"
 	"github.com/redis/go-redis/v9"
 )
 
 // A crawl whose visited set and frontier are files: stopped (MaxRequests,
 // Stop, Close) or killed and started again, it fetches every page it had
-// not fetched, and none it had. (Compiled, not run: it would reach the
-// internet.)
+// not fetched, and none it had; a fetch that failed for a reason that can
+// pass is made again, in this run or the next. (Compiled, not run: it
+// would reach the internet.)
 func Example() {
-	store, err := bloomstorage.NewFile("crawl.bloom", 10_000_000, 1e-6) // 34 MiB, and crawl.bloom.frontier; opened again on the next run
+	store, err := bloomstorage.NewFile("crawl.bloom", 10_000_000, 1e-6) // 34 MiB; opened again on the next run
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -27,8 +31,32 @@ func Example() {
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 		store.AddURL(e.Request.AbsoluteURL(e.Attr("href"))) // ErrVisited for a page already visited, by this run or an earlier one
 	})
-	store.AddURL("https://example.com/")    // ErrVisited on a run that resumes
+	c.OnResponse(func(r *colly.Response) { fmt.Println("fetched", r.Request.URL) })
+	c.OnError(func(r *colly.Response, err error) { fmt.Println("failed", r.Request.URL, err) })              // every failed fetch; Run tries again or gives up
+	if err := store.AddURL("https://example.com/"); err != nil && !errors.Is(err, bloomstorage.ErrVisited) { // ErrVisited on a run that resumes
+		log.Fatal(err)
+	}
 	if err := store.Run(c, 8); err != nil { // 8 requests at a time until the frontier is empty
+		log.Fatal(err)
+	}
+	failed, err := store.Failures() // given up on, by this run and earlier ones
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, f := range failed {
+		fmt.Println("gave up:", f) // e.g. GET https://example.com/: Not Found after 1 fetch(es)
+	}
+}
+
+// Fetched again after a failure: 5 fetches in all, the first retry after
+// 2 s, each later one after twice as long, up to 5 minutes.
+func ExampleStorage_SetRetry() {
+	store, err := bloomstorage.NewFile("crawl.bloom", 10_000_000, 1e-6)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	if err := store.SetRetry(bloomstorage.Retry{Attempts: 5, Backoff: 2 * time.Second, MaxBackoff: 5 * time.Minute}); err != nil {
 		log.Fatal(err)
 	}
 }
