@@ -174,25 +174,37 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 			w.buf = append(w.buf, p...)
 			return len(p), nil
 		}
-		// The length the handler set, or -1: JS makes the body a stream of
-		// that length, so a body cut short shows as a failure.
-		length := int64(-1)
-		if n, err := strconv.ParseInt(w.header.Get("Content-Length"), 10, 64); err == nil {
-			length = n
-		}
-		w.r.post.Invoke("stream", w.status, formatHeader(w.header), length)
-		w.streaming = true
-		if len(w.buf) > 0 {
-			if err := w.send(w.buf); err != nil {
-				return 0, err
-			}
-			w.buf = nil
+		if err := w.startStream(); err != nil {
+			return 0, err
 		}
 	}
 	if err := w.send(p); err != nil {
 		return 0, err
 	}
 	return len(p), nil
+}
+
+// startStream answers with a streamed body and sends what is held. The
+// body is a stream of the length the handler set (or of any length), so a
+// body cut short shows as a failure.
+func (w *responseWriter) startStream() error {
+	w.r.post.Invoke("stream", w.status, formatHeader(w.header), w.declaredLength())
+	w.streaming = true
+	if len(w.buf) > 0 {
+		if err := w.send(w.buf); err != nil {
+			return err
+		}
+		w.buf = nil
+	}
+	return nil
+}
+
+// declaredLength is the Content-Length the handler set, or -1.
+func (w *responseWriter) declaredLength() int64 {
+	if n, err := strconv.ParseInt(w.header.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
+		return n
+	}
+	return -1
 }
 
 // send writes p to the streamed body and waits until it is taken.
@@ -220,6 +232,16 @@ func (w *responseWriter) finish() {
 	switch w.status {
 	case http.StatusSwitchingProtocols, http.StatusNoContent, http.StatusResetContent, http.StatusNotModified:
 	default:
+		if n := w.declaredLength(); n >= 0 && n != int64(len(w.buf)) {
+			// A body that ended short of its length (a shard failed in
+			// the middle of a snapshot) must fail as the client reads it,
+			// as a streamed one does.
+			w.err = errors.New("the body is not the length its header gives")
+			if w.startStream() == nil {
+				w.r.post.Invoke("close", false)
+			}
+			return
+		}
 		body = bytesToJS(w.buf)
 	}
 	w.r.post.Invoke("respond", w.status, formatHeader(w.header), body)

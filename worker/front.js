@@ -214,7 +214,13 @@ class Exchange {
       }
     };
     this.response = new Promise((resolve, reject) => ((this.resolve = resolve), (this.reject = reject)));
-    this.loop().catch(noop);
+    // A message the loop cannot carry out (a header Headers refuses) fails
+    // the request rather than leaving it unanswered.
+    this.loop().catch((err) => {
+      this.writer?.abort(err).catch(noop);
+      this.reject(err);
+      this.finish();
+    });
   }
 
   settle(id, ok, ...values) {
