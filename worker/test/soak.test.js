@@ -79,7 +79,7 @@ test(`the memory Go has taken stays flat over ${REQUESTS.toLocaleString('en')} c
   );
   assert.equal((await w.request('POST', '/v1/filters/soak/add', { keys: keys('soak', 50) })).status, 200);
   // Warm: Go's heap grows to what the requests in flight need at once.
-  await soak('warm', 600);
+  await soak('warm', 300);
   const start = await instance();
   const rss0 = rss(workerdProcesses());
   await soak('soak', REQUESTS);
