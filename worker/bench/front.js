@@ -2,7 +2,8 @@
 // dev" (what "npm run worker:dev" runs), side by side in one run:
 //
 // - the floors: a JS Worker answering 401 (workerd's own, wrangler's proxy
-//   included), and syumai/workers' own template (its generated entry
+//   included) and asking a Durable Object that does nothing (the least a
+//   round trip to an object costs), and syumai/workers' own template (its generated entry
 //   module, a fresh Go instance a request) with a Go program answering 401
 //   with net/http alone (bench/floor), the anchor every row is a ratio to;
 // - the front (dev.sh, test hooks on): a 401, a Durable Object round trip
@@ -67,8 +68,8 @@ async function soak(w, name, send) {
   return { name, before, after, grown: after - before };
 }
 
-const wranglerConfig = (main) =>
-  JSON.stringify({ name: 'bench', main, compatibility_date: '2026-04-01' }, null, 2) + '\n';
+const wranglerConfig = (main, extra = {}) =>
+  JSON.stringify({ name: 'bench', main, compatibility_date: '2026-04-01', ...extra }, null, 2) + '\n';
 
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-front-'));
 const memory = [];
@@ -77,13 +78,34 @@ try {
   // The floors.
   const js = join(dir, 'js');
   mkdirSync(js);
+  // Its /echo asks a Durable Object that answers 404 and nothing else: the
+  // least a round trip to an object costs, beside the front's echo row.
   writeFileSync(
     join(js, 'worker.mjs'),
-    `export default { fetch() { return new Response(null, { status: 401, headers: { 'WWW-Authenticate': 'Bearer realm="edgebloom"' } }); } };\n`,
+    `export class Echo { fetch() { return new Response(null, { status: 404 }); } }
+export default {
+  async fetch(request, env) {
+    if (new URL(request.url).pathname === '/echo') {
+      const res = await env.ECHO.get(env.ECHO.idFromName('echo')).fetch('https://echo/meta');
+      return new Response(JSON.stringify({ status: res.status }), { headers: { 'Content-Type': 'application/json' } });
+    }
+    return new Response(null, { status: 401, headers: { 'WWW-Authenticate': 'Bearer realm="edgebloom"' } });
+  },
+};
+`,
   );
-  writeFileSync(join(js, 'wrangler.json'), wranglerConfig('worker.mjs'));
+  writeFileSync(
+    join(js, 'wrangler.json'),
+    wranglerConfig('worker.mjs', {
+      durable_objects: { bindings: [{ name: 'ECHO', class_name: 'Echo' }] },
+      migrations: [{ tag: 'v1', new_sqlite_classes: ['Echo'] }],
+    }),
+  );
   w = withPids(await startWranglerDev(js, join(dir, 'js-state')));
   await measure(w, 'workerd floor: a JS Worker (401)', () => w.request('GET', '/'));
+  await measure(w, 'workerd floor: a JS Worker, a Durable Object round trip that does nothing (404)', () =>
+    w.request('GET', '/echo'),
+  );
   memory.push(await soak(w, 'a JS Worker (401)', () => w.request('GET', '/')));
   await w.stop();
 
