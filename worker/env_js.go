@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"os"
@@ -12,12 +11,12 @@ import (
 	"github.com/syumai/workers/cloudflare"
 )
 
-// serve registers s with syumai/workers and keeps the program running:
-// worker.mjs (front.js) starts it once per isolate and hands it every
-// request through syumai/workers' handleRequest, so a request no longer
-// pays Go's start. workers.Ready tells front.js the handler is set.
+// serve sets the front's transport (bridge_js.go) and keeps the program
+// running: worker.mjs (front.js) starts it once per isolate and hands it
+// every request, so a request does not pay Go's start. workers.Ready tells
+// front.js the handler is set.
 func serve(s *Server) {
-	workers.ServeNonBlock(s)
+	startBridge(s)
 	workers.Ready()
 	select {}
 }
@@ -37,35 +36,12 @@ func newServer() *Server {
 }
 
 // durableObjects sends internal requests to Durable Objects named by
-// idFromName, through the stub's fetch.
+// idFromName, through the stub's fetch, made by front.js on behalf of the
+// request in flight (fetchObject).
 type durableObjects struct{ binding string }
 
 func (d durableObjects) Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
-	ns, err := cloudflare.NewDurableObjectNamespace(d.binding)
-	if err != nil {
-		return nil, err
-	}
-	stub, err := ns.Get(ns.IdFromName(object))
-	if err != nil {
-		return nil, err
-	}
-	var req *http.Request
-	if body == nil {
-		// A GET with a body, even an empty one, is refused by workerd.
-		req, err = http.NewRequestWithContext(ctx, method, "https://shard"+path, nil)
-	} else {
-		req, err = http.NewRequestWithContext(ctx, method, "https://shard"+path, bytes.NewReader(body))
-	}
-	if err != nil {
-		return nil, err
-	}
-	req.Header = header
-	res, err := stub.Fetch(req)
-	if err == nil && res.StatusCode == http.StatusNoContent {
-		// A 204 has a null body, which syumai/workers cannot read.
-		res.Body = http.NoBody
-	}
-	return res, err
+	return fetchObject(ctx, d.binding, object, method, "https://shard"+path, header, body)
 }
 
 // exitProgram ends the Go program, for the front's test hook.

@@ -1,20 +1,25 @@
 // The Go front's host: one Go instance per isolate, kept across requests.
 //
 // syumai/workers' own entry module (the worker.mjs its workers-assets-gen
-// generates, which build.sh leaves out) makes a new Go instance for every
-// request, and its program exits once the response is read: every request
-// paid Go's start and the init of every package the front links, about 7 ms
-// of CPU in workerd before any work. From v0.33.0 its handler can serve many
-// requests in one instance (it closes its done channel once), so main.go
-// registers the handler with workers.ServeNonBlock, signals workers.Ready and
-// blocks, and this module starts that program once and hands it every request
-// through the binding syumai/workers sets (binding.handleRequest): its
-// request and response conversion, bindings and cloudflare.Getenv stay
-// syumai/workers' own.
+// generates, which build.sh leaves out) makes a new Go instance for every request, and its program
+// exits once the response is read: every request paid Go's start and the
+// init of every package the front links before any work (README.md, "What
+// a request costs"). This module starts the program once (main.go signals
+// workers.Ready and blocks) and hands it every request.
 //
-// The runtime context: syumai/workers reads `env` (cloudflare.Getenv, the
-// Durable Object binding) from the context object at call time, so env is
-// set on it before each request reaches Go. workerd hands every request of
+// A kept instance keeps whatever a request leaves behind, so requests do
+// not go through syumai/workers' request and response conversion, whose
+// streams and promises leave callbacks in Go that are never released.
+// Bodies cross as bytes instead (bridge_js.go is the Go half): JS reads the
+// request's body (as much of it as the front accepts, and one byte more),
+// calls the program's serve callback, and does what the program posts:
+// fetch a Durable Object, read more of an internal response, answer, write
+// a chunk of a streamed answer. Go makes two callbacks for good at start
+// (serve and settle) and none per request.
+//
+// The runtime context: syumai/workers reads `env` (cloudflare.Getenv) from
+// the context object at call time, and so does an exchange for the Durable
+// Object binding, so env is set on it before each request reaches Go. workerd hands every request of
 // an isolate the same env; the execution context (`ctx`), which is each
 // request's own, is never put there: a kept instance serves concurrent
 // requests, and one request must not see another's. The front uses nothing
@@ -34,8 +39,8 @@ export class FrontStopped extends Error {
 
 /**
  * front returns a fetch handler running the Go program of `module` (a
- * compiled WebAssembly.Module built against syumai/workers) in one kept
- * instance. Go is the Go class of syumai/workers' wasm_exec.js; extra holds
+ * compiled WebAssembly.Module of the Go front, built against
+ * syumai/workers) in one kept instance. Go is the Go class of syumai/workers' wasm_exec.js; extra holds
  * what the runtime context carries besides env and binding (connect).
  */
 export function front({ module, Go, extra = {} }) {
@@ -45,7 +50,7 @@ export function front({ module, Go, extra = {} }) {
   async function start(env) {
     const go = new Go();
     const context = { ...extra, env, binding: {} };
-    // pending holds the reject function of every request in flight, so that
+    // pending holds the exchange of every request in flight, so that
     // those a stopped program will never answer fail at once.
     const inst = { go, context, stopped: false, pending: new Set(), onStop: null };
     // Go calls exit synchronously as its program ends (os.Exit, a panic no
@@ -76,7 +81,7 @@ export function front({ module, Go, extra = {} }) {
     const err = new FrontStopped(`the Go front stopped: ${reason}`, cause ? { cause } : undefined);
     inst.stopError = err;
     inst.onStop?.(err);
-    for (const reject of inst.pending) reject(err);
+    for (const ex of inst.pending) ex.abort(err);
     inst.pending.clear();
     return err;
   }
@@ -102,26 +107,228 @@ export function front({ module, Go, extra = {} }) {
   return {
     async fetch(request, env) {
       const inst = await instanceFor(env);
+      const body = await readUpTo(request, inst.context.binding.maxRequestBytes + 1);
       inst.context.env = env;
-      let reject;
-      const failed = new Promise((_, r) => (reject = r));
-      inst.pending.add(reject);
+      const ex = new Exchange(inst, stopped);
+      inst.pending.add(ex);
       try {
-        // The program settles handleRequest's promise; if it stops first,
-        // stopped() rejects `failed` instead.
-        return await Promise.race([inst.context.binding.handleRequest(request), failed]);
+        inst.context.binding.serve(request.method, request.url, formatHeaders(request.headers), body, ex.post);
+        return await ex.response;
       } catch (err) {
         // A trap inside a call from JS throws here without go.run settling,
         // and a call into a program that has exited throws too: either way
         // the instance is not trusted again.
+        ex.finish();
         if (err instanceof FrontStopped) throw err;
         if (err instanceof WebAssembly.RuntimeError || inst.stopped || inst.go.exited) {
           throw stopped(inst, `it trapped: ${err.message}`, err);
         }
         throw err;
-      } finally {
-        inst.pending.delete(reject);
       }
     },
   };
+}
+
+// The most of an internal response's body read before Go gets it: every
+// answer but a shard's snapshot is far smaller, and a snapshot goes on as
+// a stream.
+const INLINE_BYTES = 1 << 20;
+
+const noop = () => {};
+const message = (err) => String(err?.message ?? err);
+
+/** formatHeaders writes a Headers object as Go reads it: "name\nvalue\n" pairs. */
+function formatHeaders(headers) {
+  let s = '';
+  for (const [name, value] of headers) s += `${name}\n${value}\n`;
+  return s;
+}
+
+/** parseHeaders reads Go's "name\nvalue\n" pairs. */
+function parseHeaders(s) {
+  const parts = s.split('\n');
+  const headers = new Headers();
+  for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
+  return headers;
+}
+
+/**
+ * readUpTo reads the body of a Request or Response: all of it when it is
+ * at most limit bytes, else at least limit bytes of it and the reader of
+ * the rest. The body is null when there is none.
+ */
+async function readUpTo(r, limit) {
+  if (r.body === null) return null;
+  const declared = r.headers.get('Content-Length');
+  if (declared !== null && Number(declared) <= limit) return new Uint8Array(await r.arrayBuffer());
+  const reader = r.body.getReader();
+  const chunks = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) return join(chunks, total);
+    chunks.push(value);
+    total += value.byteLength;
+    if (total >= limit) return Object.assign(join(chunks, total), { rest: reader });
+  }
+}
+
+function join(chunks, total) {
+  if (chunks.length === 1) return chunks[0];
+  const out = new Uint8Array(total);
+  let at = 0;
+  for (const c of chunks) (out.set(c, at), (at += c.byteLength));
+  return out;
+}
+
+/**
+ * Exchange is one request between JS and the Go program (bridge_js.go). Go
+ * calls post with what it needs: post only queues the message and wakes
+ * this request's loop, which does the work. In workerd, I/O belongs to the
+ * request that started it, and Go may post for one request while JS is in
+ * another's callback: the loop runs in this request's own promise chain.
+ * Go learns how each thing it asked went through its settle callback.
+ */
+class Exchange {
+  constructor(inst, stopped) {
+    this.inst = inst;
+    this.stopped = stopped;
+    this.queue = [];
+    this.wake = null;
+    this.done = false;
+    this.failure = null;
+    this.readers = new Map();
+    this.nextReader = 0;
+    this.writer = null;
+    this.post = (...msg) => {
+      if (this.done) {
+        // Nothing will take it: Go must not wait for it.
+        if (['fetch', 'read', 'write'].includes(msg[0])) this.settle(msg[1], false, 'the request has ended');
+        return;
+      }
+      this.queue.push(msg);
+      if (this.wake) {
+        const wake = this.wake;
+        this.wake = null;
+        wake();
+      }
+    };
+    this.response = new Promise((resolve, reject) => ((this.resolve = resolve), (this.reject = reject)));
+    // A message the loop cannot carry out (a header Headers refuses) fails
+    // the request rather than leaving it unanswered.
+    this.loop().catch((err) => {
+      this.writer?.abort(err).catch(noop);
+      this.reject(err);
+      this.finish();
+    });
+  }
+
+  settle(id, ok, ...values) {
+    try {
+      this.inst.context.binding.settle(id, ok, ...values);
+    } catch (err) {
+      this.stopped(this.inst, `it trapped: ${message(err)}`, err);
+    }
+  }
+
+  // abort ends the exchange when the program has stopped.
+  abort(err) {
+    this.failure = err;
+    this.reject(err);
+    this.writer?.abort(err).catch(noop);
+    this.post('abort');
+  }
+
+  // finish ends the exchange. Go holds post until its collector runs, and
+  // post holds the exchange: what the exchange held goes now.
+  finish() {
+    this.done = true;
+    for (const reader of this.readers.values()) reader.cancel().catch(noop);
+    this.readers.clear();
+    this.queue.length = 0;
+    this.writer = this.response = null;
+    this.resolve = this.reject = noop;
+    this.inst.pending.delete(this);
+  }
+
+  async loop() {
+    for (;;) {
+      while (this.queue.length === 0) await new Promise((wake) => (this.wake = wake));
+      const [op, ...args] = this.queue.shift();
+      if (this.failure) return this.finish();
+      switch (op) {
+        case 'respond': {
+          const [status, headers, body] = args;
+          this.resolve(new Response(body, { status, headers: parseHeaders(headers) }));
+          return this.finish();
+        }
+        case 'stream': {
+          const [status, headers, length] = args;
+          const { readable, writable } =
+            length >= 0 && typeof globalThis.FixedLengthStream === 'function'
+              ? new globalThis.FixedLengthStream(length)
+              : new TransformStream();
+          this.writer = writable.getWriter();
+          this.resolve(new Response(readable, { status, headers: parseHeaders(headers) }));
+          break;
+        }
+        case 'write': {
+          const [id, chunk] = args;
+          this.writer.write(chunk).then(
+            () => this.settle(id, true),
+            (err) => this.settle(id, false, message(err)),
+          );
+          break;
+        }
+        case 'close':
+          if (args[0]) this.writer.close().catch(noop);
+          else this.writer.abort(new Error('the response failed')).catch(noop);
+          return this.finish();
+        case 'error':
+          this.reject(new Error(args[0]));
+          return this.finish();
+        case 'fetch':
+          this.fetchObject(...args);
+          break;
+        case 'read':
+          this.read(...args);
+          break;
+        case 'cancel':
+          this.readers.get(args[0])?.cancel().catch(noop);
+          this.readers.delete(args[0]);
+          break;
+      }
+    }
+  }
+
+  async fetchObject(id, ns, object, method, url, headers, body) {
+    try {
+      const namespace = this.inst.context.env[ns];
+      if (namespace === undefined) throw new Error(`${ns} is undefined`);
+      const stub = namespace.get(namespace.idFromName(object));
+      const res = await stub.fetch(url, { method, headers: parseHeaders(headers), body });
+      const first = await readUpTo(res, INLINE_BYTES);
+      let handle;
+      if (first?.rest) {
+        handle = ++this.nextReader;
+        if (this.done) first.rest.cancel().catch(noop);
+        else this.readers.set(handle, first.rest);
+      }
+      this.settle(id, true, res.status, formatHeaders(res.headers), first, handle);
+    } catch (err) {
+      this.settle(id, false, message(err));
+    }
+  }
+
+  async read(id, handle) {
+    try {
+      const reader = this.readers.get(handle);
+      if (reader === undefined) throw new Error('read of a closed body');
+      const { done, value } = await reader.read();
+      if (done) this.readers.delete(handle);
+      this.settle(id, true, done ? null : value);
+    } catch (err) {
+      this.settle(id, false, message(err));
+    }
+  }
 }

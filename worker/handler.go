@@ -287,22 +287,37 @@ const (
 // describes. Its bytes are made valid UTF-8 first (validUTF8), so every key
 // is hashed as the text a JS runtime decodes from the same bytes.
 func readJSON(r *http.Request, v any, shape string) error {
+	body, err := readBody(r, shape)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v, shape)
+}
+
+// readBody reads the body of a request that must be the JSON object shape
+// describes, as valid UTF-8, and checks that it starts as an object does.
+func readBody(r *http.Request, shape string) ([]byte, error) {
 	if r.ContentLength > maxBodyBytes {
-		return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is %d bytes; the limit is %d", r.ContentLength, maxBodyBytes)
+		return nil, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is %d bytes; the limit is %d", r.ContentLength, maxBodyBytes)
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is over the limit of %d bytes", maxBodyBytes)
+		return nil, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is over the limit of %d bytes", maxBodyBytes)
 	} else if err != nil {
-		return internalError(http.StatusBadRequest, "invalid_json", "the body could not be read", err)
+		return nil, internalError(http.StatusBadRequest, "invalid_json", "the body could not be read", err)
 	}
 	body = validUTF8(body)
 	// null decodes into a struct without an error, and an array or a
 	// string fails with a message naming Go types: check the shape first.
 	if first := bytes.TrimLeft(body, " \t\r\n"); len(first) == 0 || first[0] != '{' {
-		return errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object %s; got %s", shape, jsonKind(first))
+		return nil, errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object %s; got %s", shape, jsonKind(first))
 	}
+	return body, nil
+}
+
+// decodeJSON decodes body strictly into v (see readJSON).
+func decodeJSON(body []byte, v any, shape string) error {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -744,10 +759,16 @@ func fanOut(n int, do func(i int) error) error {
 }
 
 func (s *Server) keys(ctx context.Context, w http.ResponseWriter, r *http.Request, name, action string) error {
+	body, err := readBody(r, keysShape)
+	if err != nil {
+		return err
+	}
 	var req struct {
 		Keys *[]string `json:"keys"`
 	}
-	if err := readJSON(r, &req, keysShape); err != nil {
+	if keys, ok := parseKeys(body); ok {
+		req.Keys = &keys
+	} else if err := decodeJSON(body, &req, keysShape); err != nil {
 		return err
 	}
 	switch {
@@ -793,27 +814,27 @@ func (s *Server) route(ctx context.Context, w http.ResponseWriter, name, action 
 		for j, i := range groups[sh] {
 			sub[j] = keys[i]
 		}
-		body, _ := json.Marshal(map[string][]string{"keys": sub})
+		body := appendKeysJSON(nil, sub)
 		res, err := s.call(ctx, shardObject(name, sh), "POST", "/"+action, shardParamsOf(name, p, sh), body)
 		if err != nil {
 			return err
 		}
-		var out map[string][]bool
+		out := shardResults{field: field}
 		if err := decodeResponse(res, &out); err != nil {
 			return err
 		}
-		if len(out[field]) != len(sub) {
-			return errorf(http.StatusBadGateway, "shard_protocol", "shard %d answered %d results for %d keys", sh, len(out[field]), len(sub))
+		if len(out.got) != len(sub) {
+			return errorf(http.StatusBadGateway, "shard_protocol", "shard %d answered %d results for %d keys", sh, len(out.got), len(sub))
 		}
 		for j, i := range groups[sh] {
-			results[i] = out[field][j]
+			results[i] = out.got[j]
 		}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, map[string][]bool{field: results})
+	writeJSON(w, http.StatusOK, json.RawMessage(appendResultsJSON(nil, field, results)))
 	return nil
 }
 

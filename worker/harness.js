@@ -3,6 +3,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -154,12 +155,37 @@ export async function freePort() {
 /**
  * Starts "wrangler dev" (through dev.sh) on a free port in its own process
  * group, with env added to its environment; stop() ends the whole group.
+ * Extra args go to wrangler dev.
  */
-export async function startDev(stateDir, { timeoutMs = 180_000, env } = {}) {
+export async function startDev(stateDir, { timeoutMs = 180_000, dir = WORKER_DIR, args = [], env } = {}) {
   const port = await freePort();
-  const child = spawn('bash', [join(WORKER_DIR, 'dev.sh')], {
-    cwd: WORKER_DIR,
-    env: { ...quietEnv(), EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_STATE: stateDir, PORT: String(port), ...env },
+  return startServer({
+    command: ['bash', join(dir, 'dev.sh'), ...args],
+    cwd: dir,
+    env: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_STATE: stateDir, PORT: String(port), ...env },
+    port,
+    timeoutMs,
+    // The front answers, and so does the shard behind it.
+    probe: { path: '/v1/filters/-', init: { headers: { Authorization: `Bearer ${TOKEN}` } }, status: 404 },
+  });
+}
+
+/**
+ * Starts "wrangler dev" for the Worker of the wrangler config in cwd, on a
+ * free port in its own process group, with its state under stateDir.
+ */
+export async function startWranglerDev(cwd, stateDir, { timeoutMs = 180_000 } = {}) {
+  const port = await freePort();
+  const args = ['dev', '--ip', '127.0.0.1', '--port', String(port), '--inspector-port', '0', '--persist-to', stateDir];
+  return startServer({ command: [WRANGLER, ...args], cwd, env: {}, port, timeoutMs, probe: { path: '/' } });
+}
+
+// startServer runs command in a process group of its own and waits until
+// a request to probe.path answers (with probe.status, when given).
+async function startServer({ command, cwd, env, port, timeoutMs, probe }) {
+  const child = spawn(command[0], command.slice(1), {
+    cwd,
+    env: { ...quietEnv(), ...env },
     detached: true,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -185,9 +211,9 @@ export async function startDev(stateDir, { timeoutMs = 180_000, env } = {}) {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited with ${child.exitCode}:\n${log}`);
     try {
-      const res = await fetch(`${base}/v1/filters/-`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+      const res = await fetch(base + probe.path, probe.init);
       await res.arrayBuffer();
-      if (res.status === 404) break;
+      if (probe.status === undefined || res.status === probe.status) break;
     } catch {}
     if (Date.now() > deadline) {
       await stop();
@@ -195,7 +221,7 @@ export async function startDev(stateDir, { timeoutMs = 180_000, env } = {}) {
     }
     await new Promise((r) => setTimeout(r, 500));
   }
-  return { base, port, request: client(fetch, base), stop, log: () => log };
+  return { base, port, pid: child.pid, request: client(fetch, base), stop, log: () => log };
 }
 
 /**
@@ -256,3 +282,35 @@ async function waitGone(pgid) {
     await new Promise((r) => setTimeout(r, 20));
   }
 }
+
+// The fields of /proc/PID/stat after the command name.
+const stat = (pid) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+const TICK_MS = 10; // USER_HZ is 100 on Linux
+const PAGE = 4096;
+
+/** The workerd processes among the descendants of process root. */
+export function workerdProcesses(root = process.pid) {
+  const procs = new Map();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const comm = readFileSync(`/proc/${d}/comm`, 'utf8').trim();
+      procs.set(Number(d), { ppid: Number(stat(d)[1]), comm });
+    } catch {}
+  }
+  const mine = new Set([root]);
+  let grew = true;
+  while (grew) {
+    grew = false;
+    for (const [pid, p] of procs) if (mine.has(p.ppid) && !mine.has(pid)) (mine.add(pid), (grew = true));
+  }
+  const found = [...mine].filter((p) => procs.get(p)?.comm === 'workerd');
+  if (found.length === 0) throw new Error('no workerd process found');
+  return found;
+}
+
+/** The CPU time (user + system) the processes have taken, in ms. */
+export const cpuMs = (pids) => pids.reduce((t, p) => t + (Number(stat(p)[11]) + Number(stat(p)[12])) * TICK_MS, 0);
+
+/** The resident size of the processes, in bytes. */
+export const rss = (pids) => pids.reduce((t, p) => t + Number(stat(p)[21]) * PAGE, 0);

@@ -174,3 +174,21 @@ test('20 concurrent clients add 10,000 distinct keys: each acknowledged new, eac
   assert.ok(checked.json.present.every(Boolean));
   assert.equal((await req('GET', `/v1/filters/${name}`)).json.total.count, all.length);
 });
+
+test('a snapshot whose second shard fails after the first was sent ends short, and the client sees it fail', async () => {
+  const name = 'cut';
+  assert.equal((await req('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, shards: 2 })).status, 201);
+  assert.equal((await req('POST', `/v1/filters/${name}/add`, { keys: urls('cut', 200) })).status, 200);
+  const whole = await req('GET', `/v1/filters/${name}/snapshot`);
+  assert.equal(whole.status, 200);
+  assert.equal(whole.bytes.length, Number(whole.headers.get('Content-Length')));
+  // Shard 1's storage is damaged: the front has sent the status, the
+  // header and shard 0 by the time shard 1 refuses.
+  const shard = `shard:${name}:1`;
+  const { log } = (await w.hook(shard, '/_test/info')).json;
+  assert.equal((await w.hook(shard, '/_test/corrupt', { log: log[0].seq })).status, 204);
+  await assert.rejects(req('GET', `/v1/filters/${name}/snapshot`), 'the body ends short of its Content-Length');
+  const after = await req('POST', `/v1/filters/${name}/check`, { keys: urls('cut', 200) });
+  assert.equal(after.status, 500, 'the damaged shard refuses');
+  assert.equal(after.json.error.code, 'shard_corrupt');
+});

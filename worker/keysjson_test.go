@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"math/rand"
+	"reflect"
+	"testing"
+	"unicode/utf8"
+)
+
+// decodeBoth decodes b as the handler does, once with parseKeys first
+// and once with encoding/json alone.
+func decodeBoth(b []byte) (fast, plain *[]string, fastErr, plainErr error) {
+	decode := func(v any) error {
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		err := dec.Decode(v)
+		if _, more := dec.Token(); err == nil && more != io.EOF {
+			err = errors.New("data after the object")
+		}
+		return err
+	}
+	var v struct {
+		Keys *[]string `json:"keys"`
+	}
+	if keys, ok := parseKeys(b); ok {
+		fast = &keys
+	} else {
+		fastErr = decode(&v)
+		fast = v.Keys
+	}
+	v.Keys = nil
+	plainErr = decode(&v)
+	return fast, v.Keys, fastErr, plainErr
+}
+
+var keysBodies = []string{
+	`{"keys":["a","b"]}`,
+	` { "keys" : [ "a" , "b" ] } `,
+	"{\n\t\"keys\": [\r\n\"https://x.example/\"]\n}",
+	`{"keys":[]}`,
+	`{"keys":[ ]}`,
+	`{"keys":["é","😀","\u00e9","a\"b","a\\b","\n"]}`,
+	`{"keys":["a"],"keys":["b"]}`,
+	`{"KEYS":["a"]}`,
+	`{"Keys":["a"]}`,
+	`{"keys":["a"],"other":1}`,
+	`{"keys":null}`,
+	`{"keys":[1]}`,
+	`{"keys":["a",]}`,
+	`{"keys":["a" "b"]}`,
+	`{"keys":"a"}`,
+	`{"keys":[["a"]]}`,
+	`{}`,
+	`{"keys":["a"]`,
+	"{\"keys\":[\"a\x01\"]}",
+	`{"keys":["a"]} {}`,
+	`{"keys":["` + "\u2028" + `"]}`,
+}
+
+func TestKeysRequestDecodesAsEncodingJSON(t *testing.T) {
+	for _, body := range keysBodies {
+		fast, plain, fastErr, plainErr := decodeBoth([]byte(body))
+		if (fastErr == nil) != (plainErr == nil) || fastErr != nil && fastErr.Error() != plainErr.Error() {
+			t.Errorf("%q: error %v, encoding/json %v", body, fastErr, plainErr)
+		}
+		// On an error the handler answers 400 and reads no key.
+		if plainErr == nil && !reflect.DeepEqual(fast, plain) {
+			t.Errorf("%q: keys %v, encoding/json %v", body, deref(fast), deref(plain))
+		}
+	}
+}
+
+func FuzzKeysRequest(f *testing.F) {
+	for _, body := range keysBodies {
+		f.Add([]byte(body))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		b = validUTF8(b) // as readJSON makes every body
+		fast, plain, fastErr, plainErr := decodeBoth(b)
+		if (fastErr == nil) != (plainErr == nil) || fastErr != nil && fastErr.Error() != plainErr.Error() {
+			t.Fatalf("%q: error %v, encoding/json %v", b, fastErr, plainErr)
+		}
+		if plainErr == nil && !reflect.DeepEqual(fast, plain) {
+			t.Fatalf("%q: keys %v, encoding/json %v", b, deref(fast), deref(plain))
+		}
+	})
+}
+
+func deref(p *[]string) any {
+	if p == nil {
+		return nil
+	}
+	return *p
+}
+
+func TestKeysJSONRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	alphabet := []rune{'a', 'Z', '0', '"', '\\', '/', '\n', '\r', '\t', 0, 1, 0x1f, 0x7f, 'é', '\u2028', '\u2029', '<', '&', '😀', utf8.RuneError}
+	for n := 0; n < 2000; n++ {
+		keys := make([]string, rng.Intn(5))
+		for i := range keys {
+			r := make([]rune, rng.Intn(8))
+			for j := range r {
+				r[j] = alphabet[rng.Intn(len(alphabet))]
+			}
+			keys[i] = string(r)
+		}
+		b := appendKeysJSON(nil, keys)
+		var got struct{ Keys []string }
+		if err := json.Unmarshal(b, &got); err != nil {
+			t.Fatalf("%q: %v", b, err)
+		}
+		if len(keys) == 0 {
+			keys = []string{}
+		}
+		if !reflect.DeepEqual(got.Keys, keys) {
+			t.Fatalf("%q decodes to %q, want %q", b, got.Keys, keys)
+		}
+		// What the front writes, it reads by hand unless a key needs an
+		// escape.
+		if parsed, ok := parseKeys(b); ok && !reflect.DeepEqual(parsed, keys) {
+			t.Fatalf("%q: parseKeys gives %q, want %q", b, parsed, keys)
+		}
+	}
+}
+
+func TestResultsJSON(t *testing.T) {
+	for _, results := range [][]bool{{}, {true}, {false, true, true}} {
+		b := appendResultsJSON(nil, "present", results)
+		var v map[string][]bool
+		if err := json.Unmarshal(b, &v); err != nil || !reflect.DeepEqual(v["present"], results) {
+			t.Errorf("%s: %v, %v", b, v, err)
+		}
+		out := shardResults{field: "present"}
+		if err := json.Unmarshal(b, &out); err != nil || !reflect.DeepEqual(out.got, results) {
+			t.Errorf("%s: shardResults %v, %v", b, out.got, err)
+		}
+	}
+	for _, tt := range []struct {
+		body string
+		want []bool
+	}{
+		{` {"added" : [ true , false ] } `, []bool{true, false}},
+		{`{"added":[true],"other":[false]}`, []bool{true}},
+		{`{"added":[true],"other":1}`, nil},
+		{`{"other":[true]}`, nil},
+		{`{"added":[true,1]}`, nil},
+	} {
+		out := shardResults{field: "added"}
+		err := json.Unmarshal([]byte(tt.body), &out)
+		var v map[string][]bool
+		plainErr := json.Unmarshal([]byte(tt.body), &v)
+		if (err == nil) != (plainErr == nil) || err == nil && (!reflect.DeepEqual(out.got, v["added"]) || !reflect.DeepEqual(out.got, tt.want)) {
+			t.Errorf("%s: %v (%v), encoding/json %v (%v)", tt.body, out.got, err, v["added"], plainErr)
+		}
+	}
+}
