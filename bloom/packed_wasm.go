@@ -10,63 +10,18 @@ import (
 // In Go's wasm a call is expensive: arguments and results go through the
 // Go stack in linear memory, and the callee checks the stack and can be
 // resumed. A key through Add made four calls (Add, xxh64, finish, add),
-// about half of the time a key took. packed runs XXH64 (as xxh64 does) and
-// the probe walk (as add and has do) in one loop, one body for both, without
-// calls; checkPacked has checked every length, so keys are read through a
-// pointer. It takes the keys a group at a time, as AddMany does: the group
-// is hashed first, then its words are read together, so that their cache
-// misses overlap, and only then answered and changed in order.
+// about half of the time a key took. packed takes the keys a group at a
+// time, as AddMany does: one call of hashGroupAsm (xxh64_wasm.s) hashes the
+// group, then its words are read together, so that their cache misses
+// overlap, and only then answered and changed in order; checkPacked has
+// checked every length, so keys are read through a pointer.
 
 // hashGroup computes XXH64, as xxh64 does, of the keys of lengths ls (at
 // most group) that lie from p, back to back (stride 0) or every stride
-// bytes, into hs, and returns the address where the next key starts.
+// bytes, into hs, and returns the address where the next key starts. The
+// whole group is one call of hashGroupAsm (xxh64_wasm.s).
 func hashGroup(p unsafe.Pointer, ls []uint32, stride int, seed uint64, hs *[group]uint64) unsafe.Pointer {
-	for g, n := range ls {
-		i, end := 0, int(n)
-		var h uint64
-		if end >= 32 {
-			v1, v2, v3, v4 := seed+prime1+prime2, seed+prime2, seed, seed-prime1
-			for ; end-i >= 32; i += 32 {
-				v1 = bits.RotateLeft64(v1+ld64(p, i)*prime2, 31) * prime1
-				v2 = bits.RotateLeft64(v2+ld64(p, i+8)*prime2, 31) * prime1
-				v3 = bits.RotateLeft64(v3+ld64(p, i+16)*prime2, 31) * prime1
-				v4 = bits.RotateLeft64(v4+ld64(p, i+24)*prime2, 31) * prime1
-			}
-			// mergeAll, spelled out: a call here cost about 10 ns a key.
-			h = bits.RotateLeft64(v1, 1) + bits.RotateLeft64(v2, 7) + bits.RotateLeft64(v3, 12) + bits.RotateLeft64(v4, 18)
-			h = (h^bits.RotateLeft64(v1*prime2, 31)*prime1)*prime1 + prime4
-			h = (h^bits.RotateLeft64(v2*prime2, 31)*prime1)*prime1 + prime4
-			h = (h^bits.RotateLeft64(v3*prime2, 31)*prime1)*prime1 + prime4
-			h = (h^bits.RotateLeft64(v4*prime2, 31)*prime1)*prime1 + prime4
-		} else {
-			h = seed + prime5
-		}
-		h += uint64(end)
-		for ; end-i >= 8; i += 8 {
-			h ^= bits.RotateLeft64(ld64(p, i)*prime2, 31) * prime1
-			h = bits.RotateLeft64(h, 27)*prime1 + prime4
-		}
-		if end-i >= 4 {
-			h ^= uint64(ld32(p, i)) * prime1
-			h = bits.RotateLeft64(h, 23)*prime2 + prime3
-			i += 4
-		}
-		for ; i < end; i++ {
-			h ^= uint64(*(*byte)(unsafe.Add(p, i))) * prime5
-			h = bits.RotateLeft64(h, 11) * prime1
-		}
-		h ^= h >> 33
-		h *= prime2
-		h ^= h >> 29
-		h *= prime3
-		h ^= h >> 32
-		hs[g&(group-1)] = h
-		if stride != 0 {
-			n = uint32(stride)
-		}
-		p = unsafe.Add(p, n)
-	}
-	return p
+	return unsafe.Pointer(hashGroupAsm((*byte)(p), unsafe.SliceData(ls), len(ls), stride, seed, &hs[0]))
 }
 
 func (f *Filter) packed(keys []byte, stride int, lens []uint32, out []byte, add bool) {
