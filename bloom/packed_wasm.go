@@ -44,7 +44,7 @@ func (f *Filter) packed(keys []byte, stride int, lens []uint32, out []byte, add 
 		// own in Go's wasm code).
 		var present groupMask
 		if !add || len(ls) > 1 { // one key alone (the key export) has no misses to overlap
-			present = f.present(hs[:len(ls)])
+			present = groupMask(presentAsm(unsafe.SliceData(words), m, k, &hs[0], len(ls)))
 		}
 		for g := range ls {
 			r := uint64(present>>(g&31)) & 1
