@@ -28,47 +28,28 @@ func (f *Filter) packed(keys []byte, stride int, lens []uint32, out []byte, add 
 	p := unsafe.Pointer(unsafe.SliceData(keys))
 	words, m, k := f.words, f.m, uint64(f.k)
 	if len(words) == 0 || k == 0 {
-		return // no filter has either; checked so the walk can skip bounds checks
+		return // no filter has either; the assembly needs both
 	}
-	wp := unsafe.Pointer(unsafe.SliceData(words))
-	var fresh uint64
+	wp := unsafe.SliceData(words)
 	var hs [group]uint64
 	for o := 0; o < len(lens); o += group {
 		ls := lens[o:min(o+group, len(lens))]
 		p = hashGroup(p, ls, stride, f.seed, &hs)
 		// The group's words are read first, without branches, so that
 		// their misses overlap (present, as in AddMany); then each key is
-		// answered, and added in order, as add does it. x < m ≤
-		// 64·len(words) throughout, so words are read through a pointer;
-		// add sets each bit without a branch (a branch is a block of its
-		// own in Go's wasm code).
-		var present groupMask
+		// answered, and added in order, as add does it (probe_wasm.s).
+		var present uint64
 		if !add || len(ls) > 1 { // one key alone (the key export) has no misses to overlap
-			present = groupMask(presentAsm(unsafe.SliceData(words), m, k, &hs[0], len(ls)))
+			present = presentAsm(wp, m, k, &hs[0], len(ls))
+		}
+		if add {
+			f.count += addGroupAsm(wp, m, k, &hs[0], len(ls), present, &out[o])
+			continue
 		}
 		for g := range ls {
-			r := uint64(present>>(g&31)) & 1
-			if add {
-				if r == 1 {
-					r = 0 // all its bits were set before the group: not new
-				} else {
-					x, y := start(hs[g&(group-1)], m)
-					for j := uint64(1); ; j++ {
-						w := (*uint64)(unsafe.Add(wp, x>>6*8))
-						r |= ^*w >> (x & 63) & 1
-						*w |= 1 << (x & 63)
-						if j == k {
-							break
-						}
-						x, y = step(x, y, j, m)
-					}
-					fresh += r
-				}
-			}
-			out[o+g] = byte(r)
+			out[o+g] = byte(present>>(g&31)) & 1
 		}
 	}
-	f.count += fresh
 }
 
 // packed is Filter.packed for the split-block kind: a group is hashed,

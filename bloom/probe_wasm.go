@@ -8,3 +8,11 @@ package bloom
 //
 //go:noescape
 func presentAsm(words *uint64, m uint64, k uint64, hs *uint64, n int) uint64
+
+// addGroupAsm adds the n keys of digests hs in order, as Filter.add does,
+// sets out[i] to 1 when key i was new, else 0, and returns how many were.
+// A key whose bit is set in present (all its bits were set before the
+// group) is not new and writes nothing (probe_wasm.s).
+//
+//go:noescape
+func addGroupAsm(words *uint64, m uint64, k uint64, hs *uint64, n int, present uint64, out *byte) uint64

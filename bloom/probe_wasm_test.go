@@ -39,3 +39,41 @@ func TestPresentAsm(t *testing.T) {
 		}
 	}
 }
+
+// TestAddGroupAsm adds groups of keys with the assembly and with
+// Filter.add, to two filters that start equal, and compares the answers,
+// the counts and the bits; a quarter of the keys repeat an earlier one of
+// the group, and present marks some keys as held before the group.
+func TestAddGroupAsm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(11, 12))
+	for _, m := range []uint64{1, 3, 64, 65, 1000, 4097, 1_000_003} {
+		for _, k := range []uint32{1, 7, 40} {
+			a, _ := NewWithSize(m, k)
+			b, _ := NewWithSize(m, k)
+			var hs [group]uint64
+			var out [group]byte
+			for round := range 300 {
+				n := round % (group + 1)
+				for i := range n {
+					hs[i] = rng.Uint64()
+					if i > 0 && rng.IntN(4) == 0 {
+						hs[i] = hs[rng.IntN(i)]
+					}
+				}
+				present := a.present(hs[:n])
+				fresh := addGroupAsm(unsafe.SliceData(a.words), a.m, uint64(a.k), &hs[0], n, uint64(present), &out[0])
+				var want uint64
+				for i, h := range hs[:n] {
+					r := present>>i&1 == 0 && b.add(h)
+					if out[i] != b2u8(r) {
+						t.Fatalf("m %d, k %d, key %d of %d: addGroupAsm says %d, add %v", m, k, i, n, out[i], r)
+					}
+					want += uint64(b2u8(r))
+				}
+				if fresh != want || !a.Equal(b) {
+					t.Fatalf("m %d, k %d, %d keys: %d new (want %d), same bits %v", m, k, n, fresh, want, a.Equal(b))
+				}
+			}
+		}
+	}
+}
