@@ -53,22 +53,15 @@ func (f *Filter) packed(keys []byte, stride int, lens []uint32, out []byte, add 
 }
 
 // packed is Filter.packed for the split-block kind: a group is hashed,
-// then its blocks are read together (present, as in AddMany), then each
-// key is answered, and added in order through AddDigest.
+// then its blocks are read together, then each key is answered, and added
+// in order as AddDigest does (blockedGroupAsm).
 func (f *BlockedFilter) packed(keys []byte, stride int, lens []uint32, out []byte, add bool) {
 	p := unsafe.Pointer(unsafe.SliceData(keys))
 	var hs [group]uint64
 	for o := 0; o < len(lens); o += group {
 		ls := lens[o:min(o+group, len(lens))]
 		p = hashGroup(p, ls, stride, 0, &hs)
-		present := f.present(hs[:len(ls)])
-		for g := range ls {
-			r := byte(present>>(g&31)) & 1
-			if add {
-				r = b2u8(r == 0 && f.AddDigest(hs[g&(group-1)]))
-			}
-			out[o+g] = r
-		}
+		f.count += blockedGroupAsm(unsafe.SliceData(f.blocks), f.n, &hs[0], len(ls), add, &out[o])
 	}
 }
 

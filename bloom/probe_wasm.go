@@ -16,3 +16,12 @@ func presentAsm(words *uint64, m uint64, k uint64, hs *uint64, n int) uint64
 //
 //go:noescape
 func addGroupAsm(words *uint64, m uint64, k uint64, hs *uint64, n int, present uint64, out *byte) uint64
+
+// blockedGroupAsm answers the count keys of digests hs in a split-block
+// filter of n blocks: it reads every key's block first, without a branch,
+// then sets out[i] to 1 when key i is present (add false), or adds the
+// keys in order and sets out[i] to 1 when key i was new (add true), as
+// AddDigest does. It returns how many were new (blockedprobe_wasm.s).
+//
+//go:noescape
+func blockedGroupAsm(blocks *[4]uint64, n uint64, hs *uint64, count int, add bool, out *byte) uint64
