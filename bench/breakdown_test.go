@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,80 +31,72 @@ func TestBlockedBreakdown(t *testing.T) {
 		t.Skip("set -breakdown to run")
 	}
 	var sink uint64
-	for _, kind := range urlKinds {
-		if !slices.Contains(strings.Split(*corpusFlag, ","), kind.name) {
-			continue
+	eachSelected(func(kind urlKind, size string, n int) {
+		keys, _, mix, _ := keySets(kind, n)
+		f, err := bloom.NewBlocked(uint64(n), fpRate)
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, size := range sizes {
-			if !slices.Contains(strings.Split(*sizeFlag, ","), size.name) {
-				continue
-			}
-			keys, _, mix, _ := keySets(kind, size.n)
-			f, err := bloom.NewBlocked(uint64(size.n), fpRate)
-			if err != nil {
-				t.Fatal(err)
-			}
-			blocks := f.NumBlocks()
-			wall, cpu := map[string][]float64{}, map[string][]float64{}
-			steps := []struct {
-				name string
-				keys []string
-				run  func(keys []string) uint64
-			}{
-				{"touch/add", keys.keys, touch},
-				{"hash/add", keys.keys, hashAll},
-				{"index/add", keys.keys, func(k []string) uint64 { return indexAll(k, blocks) }},
-				{"Add", keys.keys, func(k []string) uint64 {
-					f.Clear()
-					var n uint64
-					for _, key := range k {
-						if f.AddString(key) {
-							n++
-						}
+		blocks := f.NumBlocks()
+		wall, cpu := map[string][]float64{}, map[string][]float64{}
+		steps := []struct {
+			name string
+			keys []string
+			run  func(keys []string) uint64
+		}{
+			{"touch/add", keys.keys, touch},
+			{"hash/add", keys.keys, hashAll},
+			{"index/add", keys.keys, func(k []string) uint64 { return indexAll(k, blocks) }},
+			{"Add", keys.keys, func(k []string) uint64 {
+				f.Clear()
+				var n uint64
+				for _, key := range k {
+					if f.AddString(key) {
+						n++
 					}
-					return n
-				}},
-				{"touch/has", mix.keys, touch},
-				{"hash/has", mix.keys, hashAll},
-				{"index/has", mix.keys, func(k []string) uint64 { return indexAll(k, blocks) }},
-				{"Has", mix.keys, func(k []string) uint64 {
-					var n uint64
-					for _, key := range k {
-						if f.HasString(key) {
-							n++
-						}
+				}
+				return n
+			}},
+			{"touch/has", mix.keys, touch},
+			{"hash/has", mix.keys, hashAll},
+			{"index/has", mix.keys, func(k []string) uint64 { return indexAll(k, blocks) }},
+			{"Has", mix.keys, func(k []string) uint64 {
+				var n uint64
+				for _, key := range k {
+					if f.HasString(key) {
+						n++
 					}
-					return n
-				}},
-			}
-			steps[3].run(keys.keys) // Has probes a full filter; Add fills it again
-			for pass := range *breakdownPasses {
-				for j := range steps {
-					s := steps[(j+pass)%len(steps)]
-					runtime.GC()
-					cpu0, t0 := processCPU(), time.Now()
-					sink += s.run(s.keys)
-					keys := float64(len(s.keys))
-					wall[s.name] = append(wall[s.name], float64(time.Since(t0).Nanoseconds())/keys)
-					cpu[s.name] = append(cpu[s.name], float64((processCPU()-cpu0).Nanoseconds())/keys)
 				}
-			}
-			for _, clock := range []struct {
-				name  string
-				times map[string][]float64
-			}{{"CPU", cpu}, {"wall", wall}} {
-				fmt.Printf("\ncorpus %s, n=%s: median ns per key (%s time) of %d passes\n\n", kind.name, size.name, clock.name, *breakdownPasses)
-				fmt.Println("| op | touch the key | + XXH64 | + block index | whole op | the filter's own share |")
-				fmt.Println("|---|--:|--:|--:|--:|--:|")
-				for _, op := range []string{"Add", "Has"} {
-					o := strings.ToLower(op)
-					whole, hash := median(clock.times[op]), median(clock.times["hash/"+o])
-					fmt.Printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", op,
-						median(clock.times["touch/"+o]), hash, median(clock.times["index/"+o]), whole, whole-hash)
-				}
+				return n
+			}},
+		}
+		steps[3].run(keys.keys) // Has probes a full filter; Add fills it again
+		for pass := range *breakdownPasses {
+			for j := range steps {
+				s := steps[(j+pass)%len(steps)]
+				runtime.GC()
+				cpu0, t0 := processCPU(), time.Now()
+				sink += s.run(s.keys)
+				keys := float64(len(s.keys))
+				wall[s.name] = append(wall[s.name], float64(time.Since(t0).Nanoseconds())/keys)
+				cpu[s.name] = append(cpu[s.name], float64((processCPU()-cpu0).Nanoseconds())/keys)
 			}
 		}
-	}
+		for _, clock := range []struct {
+			name  string
+			times map[string][]float64
+		}{{"CPU", cpu}, {"wall", wall}} {
+			fmt.Printf("\ncorpus %s, n=%s: median ns per key (%s time) of %d passes\n\n", kind.name, size, clock.name, *breakdownPasses)
+			fmt.Println("| op | touch the key | + XXH64 | + block index | whole op | the filter's own share |")
+			fmt.Println("|---|--:|--:|--:|--:|--:|")
+			for _, op := range []string{"Add", "Has"} {
+				o := strings.ToLower(op)
+				whole, hash := median(clock.times[op]), median(clock.times["hash/"+o])
+				fmt.Printf("| %s | %.1f | %.1f | %.1f | %.1f | %.1f |\n", op,
+					median(clock.times["touch/"+o]), hash, median(clock.times["index/"+o]), whole, whole-hash)
+			}
+		}
+	})
 	if sink == 0 {
 		t.Log("no keys")
 	}

@@ -20,6 +20,21 @@ var (
 	libFlag    = flag.String("libs", "", "TestSideBySide: regexp of the libraries to run (all when empty)")
 )
 
+// eachSelected calls fn for every corpus and size that -corpora and -sizes
+// select.
+func eachSelected(fn func(kind urlKind, size string, n int)) {
+	for _, kind := range urlKinds {
+		if !slices.Contains(strings.Split(*corpusFlag, ","), kind.name) {
+			continue
+		}
+		for _, size := range sizes {
+			if slices.Contains(strings.Split(*sizeFlag, ","), size.name) {
+				fn(kind, size.name, size.n)
+			}
+		}
+	}
+}
+
 func sizeNames() string {
 	var s []string
 	for _, size := range sizes {

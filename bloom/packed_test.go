@@ -149,8 +149,10 @@ func TestStrided(t *testing.T) {
 			stride int
 			lens   []uint32
 		}{
-			{[]byte("abcdefgh"), 4, []uint32{4, 5}},    // a key longer than its slot
-			{[]byte("abcdefgh"), 4, []uint32{4, 4, 1}}, // past the end
+			{[]byte("abcdefgh"), 4, []uint32{4, 5}},                     // a key longer than its slot
+			{bytes.Repeat([]byte("a"), 32), 4, []uint32{4, 5, 1, 1, 1}}, // among the first four
+			{bytes.Repeat([]byte("a"), 32), 4, []uint32{4, 1, 1, 1, 5}}, // after them
+			{[]byte("abcdefgh"), 4, []uint32{4, 4, 1}},                  // past the end
 			{[]byte("abc"), 0, []uint32{2, 2}},
 			{[]byte("abc"), -1, []uint32{1}},
 		} {

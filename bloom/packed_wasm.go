@@ -10,129 +10,58 @@ import (
 // In Go's wasm a call is expensive: arguments and results go through the
 // Go stack in linear memory, and the callee checks the stack and can be
 // resumed. A key through Add made four calls (Add, xxh64, finish, add),
-// about half of the time a key took. packed runs XXH64 (as xxh64 does) and
-// the probe walk (as add and has do) in one loop, one body for both, without
-// calls; checkPacked has checked every length, so keys are read through a
-// pointer. It takes the keys a group at a time, as AddMany does: the group
-// is hashed first, then its words are read together, so that their cache
-// misses overlap, and only then answered and changed in order.
+// about half of the time a key took. packed takes the keys a group at a
+// time, as AddMany does: one call of hashGroupAsm (xxh64_wasm.s) hashes the
+// group, then its words are read together, so that their cache misses
+// overlap, and only then answered and changed in order; checkPacked has
+// checked every length, so keys are read through a pointer.
 
 // hashGroup computes XXH64, as xxh64 does, of the keys of lengths ls (at
 // most group) that lie from p, back to back (stride 0) or every stride
-// bytes, into hs, and returns the address where the next key starts.
+// bytes, into hs, and returns the address where the next key starts. The
+// whole group is one call of hashGroupAsm (xxh64_wasm.s).
 func hashGroup(p unsafe.Pointer, ls []uint32, stride int, seed uint64, hs *[group]uint64) unsafe.Pointer {
-	for g, n := range ls {
-		i, end := 0, int(n)
-		var h uint64
-		if end >= 32 {
-			v1, v2, v3, v4 := seed+prime1+prime2, seed+prime2, seed, seed-prime1
-			for ; end-i >= 32; i += 32 {
-				v1 = bits.RotateLeft64(v1+ld64(p, i)*prime2, 31) * prime1
-				v2 = bits.RotateLeft64(v2+ld64(p, i+8)*prime2, 31) * prime1
-				v3 = bits.RotateLeft64(v3+ld64(p, i+16)*prime2, 31) * prime1
-				v4 = bits.RotateLeft64(v4+ld64(p, i+24)*prime2, 31) * prime1
-			}
-			// mergeAll, spelled out: a call here cost about 10 ns a key.
-			h = bits.RotateLeft64(v1, 1) + bits.RotateLeft64(v2, 7) + bits.RotateLeft64(v3, 12) + bits.RotateLeft64(v4, 18)
-			h = (h^bits.RotateLeft64(v1*prime2, 31)*prime1)*prime1 + prime4
-			h = (h^bits.RotateLeft64(v2*prime2, 31)*prime1)*prime1 + prime4
-			h = (h^bits.RotateLeft64(v3*prime2, 31)*prime1)*prime1 + prime4
-			h = (h^bits.RotateLeft64(v4*prime2, 31)*prime1)*prime1 + prime4
-		} else {
-			h = seed + prime5
-		}
-		h += uint64(end)
-		for ; end-i >= 8; i += 8 {
-			h ^= bits.RotateLeft64(ld64(p, i)*prime2, 31) * prime1
-			h = bits.RotateLeft64(h, 27)*prime1 + prime4
-		}
-		if end-i >= 4 {
-			h ^= uint64(ld32(p, i)) * prime1
-			h = bits.RotateLeft64(h, 23)*prime2 + prime3
-			i += 4
-		}
-		for ; i < end; i++ {
-			h ^= uint64(*(*byte)(unsafe.Add(p, i))) * prime5
-			h = bits.RotateLeft64(h, 11) * prime1
-		}
-		h ^= h >> 33
-		h *= prime2
-		h ^= h >> 29
-		h *= prime3
-		h ^= h >> 32
-		hs[g&(group-1)] = h
-		if stride != 0 {
-			n = uint32(stride)
-		}
-		p = unsafe.Add(p, n)
-	}
-	return p
+	return unsafe.Pointer(hashGroupAsm((*byte)(p), unsafe.SliceData(ls), len(ls), stride, seed, &hs[0]))
 }
 
 func (f *Filter) packed(keys []byte, stride int, lens []uint32, out []byte, add bool) {
 	p := unsafe.Pointer(unsafe.SliceData(keys))
 	words, m, k := f.words, f.m, uint64(f.k)
 	if len(words) == 0 || k == 0 {
-		return // no filter has either; checked so the walk can skip bounds checks
+		return // no filter has either; the assembly needs both
 	}
-	wp := unsafe.Pointer(unsafe.SliceData(words))
-	var fresh uint64
+	wp := unsafe.SliceData(words)
 	var hs [group]uint64
 	for o := 0; o < len(lens); o += group {
 		ls := lens[o:min(o+group, len(lens))]
 		p = hashGroup(p, ls, stride, f.seed, &hs)
 		// The group's words are read first, without branches, so that
 		// their misses overlap (present, as in AddMany); then each key is
-		// answered, and added in order, as add does it. x < m ≤
-		// 64·len(words) throughout, so words are read through a pointer;
-		// add sets each bit without a branch (a branch is a block of its
-		// own in Go's wasm code).
-		var present groupMask
+		// answered, and added in order, as add does it (probe_wasm.s).
+		var present uint64
 		if !add || len(ls) > 1 { // one key alone (the key export) has no misses to overlap
-			present = f.present(hs[:len(ls)])
+			present = presentAsm(wp, m, k, &hs[0], len(ls))
+		}
+		if add {
+			f.count += addGroupAsm(wp, m, k, &hs[0], len(ls), present, &out[o])
+			continue
 		}
 		for g := range ls {
-			r := uint64(present>>(g&31)) & 1
-			if add {
-				if r == 1 {
-					r = 0 // all its bits were set before the group: not new
-				} else {
-					x, y := start(hs[g&(group-1)], m)
-					for j := uint64(1); ; j++ {
-						w := (*uint64)(unsafe.Add(wp, x>>6*8))
-						r |= ^*w >> (x & 63) & 1
-						*w |= 1 << (x & 63)
-						if j == k {
-							break
-						}
-						x, y = step(x, y, j, m)
-					}
-					fresh += r
-				}
-			}
-			out[o+g] = byte(r)
+			out[o+g] = byte(present>>(g&31)) & 1
 		}
 	}
-	f.count += fresh
 }
 
 // packed is Filter.packed for the split-block kind: a group is hashed,
-// then its blocks are read together (present, as in AddMany), then each
-// key is answered, and added in order through addDigest.
+// then its blocks are read together, then each key is answered, and added
+// in order as addDigest does (blockedGroupAsm).
 func (f *BlockedFilter) packed(keys []byte, stride int, lens []uint32, out []byte, add bool) {
 	p := unsafe.Pointer(unsafe.SliceData(keys))
 	var hs [group]uint64
 	for o := 0; o < len(lens); o += group {
 		ls := lens[o:min(o+group, len(lens))]
 		p = hashGroup(p, ls, stride, 0, &hs)
-		present := f.present(hs[:len(ls)])
-		for g := range ls {
-			r := byte(present>>(g&31)) & 1
-			if add {
-				r = b2u8(r == 0 && f.addDigest(hs[g&(group-1)]))
-			}
-			out[o+g] = r
-		}
+		f.count += blockedGroupAsm(unsafe.SliceData(f.blocks), f.n, &hs[0], len(ls), add, &out[o])
 	}
 }
 

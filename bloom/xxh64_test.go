@@ -41,3 +41,30 @@ func TestXXH64(t *testing.T) {
 		}
 	}
 }
+
+// FuzzXXH64 compares the package's XXH64 (the assembly on wasm, xxhash
+// elsewhere) with github.com/cespare/xxhash/v2 on arbitrary bytes and
+// seeds, one-shot and through the checksum in two pieces.
+func FuzzXXH64(f *testing.F) {
+	f.Add([]byte(""), uint64(0), 0)
+	f.Add([]byte("https://www.example.com/a/b-1?utm_source=x"), uint64(0), 7)
+	f.Add(make([]byte, 300), uint64(1)<<63, 150)
+	f.Fuzz(func(t *testing.T, b []byte, seed uint64, cut int) {
+		d := xxhash.NewWithSeed(seed)
+		d.Write(b)
+		w := d.Sum64()
+		if got := xxh64(b, seed); got != w {
+			t.Fatalf("xxh64(%x, %#x) = %#x, want %#x", b, seed, got, w)
+		}
+		if got := xxh64String(string(b), seed); got != w {
+			t.Fatalf("xxh64String(%x, %#x) = %#x, want %#x", b, seed, got, w)
+		}
+		c := newSeededChecksum(seed)
+		cut = min(max(cut, 0), len(b))
+		c.Write(b[:cut])
+		c.Write(b[cut:])
+		if got := c.Sum64(); got != w {
+			t.Fatalf("checksum of %x in two at %d, seed %#x = %#x, want %#x", b, cut, seed, got, w)
+		}
+	})
+}

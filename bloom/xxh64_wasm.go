@@ -33,8 +33,10 @@ func round(acc, input uint64) uint64 {
 	return acc * prime1
 }
 
-// xxh64 returns the XXH64 digest of b under seed.
-func xxh64(b []byte, seed uint64) uint64 {
+// xxh64Go returns the XXH64 digest of b under seed: the Go version of
+// xxh64Asm (xxh64asm_wasm.go), which the tests compare with it and with
+// xxhash.
+func xxh64Go(b []byte, seed uint64) uint64 {
 	n := len(b)
 	p := unsafe.Pointer(unsafe.SliceData(b))
 	i := 0

@@ -102,12 +102,8 @@ func batch(h int32, add bool, count, lens, keys, end, out, stride uint32) int32 
 	// From here every index is below len(scratch): the loop reads through
 	// a pointer, without Go's bounds checks.
 	ls := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(scratch)), lens)), count)
-	var total uint64
-	long := false
-	for _, l := range ls {
-		total += uint64(l)
-		long = long || stride != 0 && l > stride // longer than its slot
-	}
+	total, over := lengths(ls, stride)
+	long := stride != 0 && over // a key longer than its slot
 	if stride != 0 && count > 0 {
 		total = uint64(count-1)*uint64(stride) + uint64(ls[count-1])
 	}
