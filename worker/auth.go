@@ -200,3 +200,15 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request, a access) err
 	})
 	return nil
 }
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. Auth schemes are case-insensitive (RFC 9110 §11.1: "bearer x" is
+// Bearer too), and one or more spaces separate the scheme from the token.
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimLeft(h, " "), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimLeft(token, " ")
+	return token, token != ""
+}
