@@ -24,9 +24,9 @@ import (
 
 // memoryObjects implements the internal protocol (see Objects) in Go, with
 // the objects in memory. It stands in for the Durable Objects on the host:
-// in the handler tests, and in "go run ." without wrangler. The JS class in
-// shard.js is the real implementation; test/protocol.json, run against
-// both, keeps them answering alike.
+// in the handler tests, and in "go run ./front" without wrangler. The JS
+// class in shard.js is the real implementation; worker/test/protocol.json,
+// run against both, keeps them answering alike.
 type memoryObjects struct {
 	mu     sync.Mutex
 	meta   map[string]filterParams

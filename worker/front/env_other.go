@@ -8,7 +8,8 @@ import (
 	"github.com/syumai/workers"
 )
 
-// newServer serves with the shards in memory, for "go run ." on the host.
+// newServer serves with the shards in memory, for "go run ./front" on the
+// host.
 func newServer() *Server {
 	return &Server{
 		Token:          func() string { return os.Getenv("EDGEBLOOM_TOKEN") },
@@ -22,6 +23,6 @@ func newServer() *Server {
 // :9900, or PORT).
 func serve(s *Server) { workers.Serve(s) }
 
-// exitProgram does nothing on the host: "go run ." and the handler tests
-// share their process with the caller.
+// exitProgram does nothing on the host: "go run ./front" and the handler
+// tests share their process with the caller.
 func exitProgram(int) {}

@@ -44,8 +44,8 @@ import (
 //	                     delta (docs/format.md, "Deltas") from position P,
 //	                     empty when nothing is new, with X-Edgebloom-Position;
 //	                     410 changes_gone when the shard no longer holds the
-//	                     rows after P of epoch E (see README.md, "Keeping a
-//	                     local copy in sync")
+//	                     rows after P of epoch E (see worker/README.md,
+//	                     "Keeping a local copy in sync")
 //	  DELETE /shard    → 204
 //
 // A generation is a positive integer that only grows: each filter made under
@@ -79,9 +79,9 @@ import (
 // A stale front's request then costs one retry, never data.
 //
 // Errors come back as {"error": {"code", "message"}} and the front passes
-// them on with their status. test/protocol.json gives the protocol as steps
-// and answers; protocol_test.go runs it against memory.go and
-// test/worker.test.js against shard.js in workerd.
+// them on with their status. worker/test/protocol.json gives the protocol
+// as steps and answers; protocol_test.go runs it against memory.go and
+// worker/test/worker.test.js against shard.js in workerd.
 type Objects interface {
 	Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error)
 }
