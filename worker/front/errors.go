@@ -87,10 +87,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // error's text can name types, a JS one files of the bundle): that goes to
 // the log, under the request id.
 func writeError(w http.ResponseWriter, id string, err error) {
-	var ae *apiError
-	if !errors.As(err, &ae) {
-		ae = internalError(http.StatusInternalServerError, "internal", "the service failed to serve the request", err)
-	}
+	ae := asAPIError(err)
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="edgebloom"`)
 	}
@@ -102,11 +99,26 @@ func writeError(w http.ResponseWriter, id string, err error) {
 		if id != "" {
 			body["requestId"] = id
 		}
-		detail := ""
-		if ae.Detail != "" {
-			detail = "; detail: " + ae.Detail
-		}
-		log.Printf("edgebloom: request %s: %d %s: %s%s", id, ae.Status, ae.Code, ae.Message, detail)
+		logError(id, ae)
 	}
 	writeJSON(w, ae.Status, map[string]any{"error": body})
+}
+
+// asAPIError returns err as an apiError: itself, or a 500 whose detail is
+// err's text.
+func asAPIError(err error) *apiError {
+	var ae *apiError
+	if !errors.As(err, &ae) {
+		ae = internalError(http.StatusInternalServerError, "internal", "the service failed to serve the request", err)
+	}
+	return ae
+}
+
+// logError writes ae to the log under the request id, with its detail.
+func logError(id string, ae *apiError) {
+	detail := ""
+	if ae.Detail != "" {
+		detail = "; detail: " + ae.Detail
+	}
+	log.Printf("edgebloom: request %s: %d %s: %s%s", id, ae.Status, ae.Code, ae.Message, detail)
 }

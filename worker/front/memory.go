@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -42,6 +43,10 @@ type memoryObjects struct {
 	floor map[string]uint64
 	// fail, when set, makes Fetch fail for objects it returns true for.
 	fail func(object string) bool
+	// breakBody, when set, makes the body of an answer to a request it
+	// returns true for fail half way through, as a stream from a Durable
+	// Object that stops mid-answer does.
+	breakBody func(object, path string) bool
 }
 
 type memoryShard struct {
@@ -72,8 +77,29 @@ func (o *memoryObjects) Fetch(ctx context.Context, object, method, path string, 
 	} else {
 		o.serveShard(rec, object, method, path, header, body)
 	}
-	return rec.Result(), nil
+	res := rec.Result()
+	if o.breakBody != nil && o.breakBody(object, path) {
+		res.Body = &brokenBody{r: res.Body, left: rec.Body.Len() / 2}
+	}
+	return res, nil
 }
+
+// brokenBody reads left bytes of r, then fails.
+type brokenBody struct {
+	r    io.ReadCloser
+	left int
+}
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if b.left == 0 {
+		return 0, errors.New("memory: the object's answer broke off")
+	}
+	n, err := b.r.Read(p[:min(len(p), b.left)])
+	b.left -= n
+	return n, err
+}
+
+func (b *brokenBody) Close() error { return b.r.Close() }
 
 func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method, path string, body []byte) {
 	p, exists := o.meta[name]

@@ -9,6 +9,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -51,14 +52,46 @@ func (s *Server) shardSnapshot(ctx context.Context, name string, p filterParams,
 func copyShard(w io.Writer, body io.ReadCloser, p filterParams, sh int) error {
 	defer body.Close()
 	want := int64(encodedSize(p))
-	n, err := io.Copy(w, io.LimitReader(body, want))
-	if err == nil && n == want {
+	cw := &clientWriter{w: w}
+	n, err := io.Copy(cw, io.LimitReader(body, want))
+	switch {
+	case cw.err != nil:
+		return internalError(499, "client_gone", fmt.Sprintf("the client stopped reading in shard %d's snapshot", sh), cw.err)
+	case err == nil && n < want:
+		err = fmt.Errorf("the body ended after %d bytes", n)
+	case err == nil:
 		var extra [1]byte
 		if m, _ := body.Read(extra[:]); m == 0 {
 			return nil
 		}
+		err = errors.New("the body goes on after them")
 	}
 	return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's snapshot is not %d bytes", sh, want), err)
+}
+
+// clientWriter keeps the first error of writing to the client, so that a
+// snapshot cut short is logged as the client's doing or a shard's.
+type clientWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (c *clientWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	if err != nil && c.err == nil {
+		c.err = err
+	}
+	return n, err
+}
+
+// streamFailed logs why a snapshot's body ends short at shard sh. The
+// status and the length went out before, so the client sees only a body
+// shorter than its Content-Length: the cause is in the log, under the
+// request id that the shards' log lines carry too.
+func streamFailed(ctx context.Context, name string, sh int, err error) {
+	ae := *asAPIError(err)
+	ae.Message = fmt.Sprintf("the snapshot of %q ends short at shard %d: %s", name, sh, ae.Message)
+	logError(requestID(ctx), &ae)
 }
 
 // snapshot writes the plain encoding of a one-shard filter, or a sharded
@@ -87,7 +120,9 @@ func (s *Server) writeSnapshot(ctx context.Context, w http.ResponseWriter, name 
 		h.Set("X-Edgebloom-Format", "filter")
 		h.Set("Content-Length", strconv.FormatUint(encodedSize(p), 10))
 		w.WriteHeader(http.StatusOK)
-		copyShard(w, first, p, 0)
+		if err := copyShard(w, first, p, 0); err != nil {
+			streamFailed(ctx, name, 0, err)
+		}
 		return nil
 	}
 	lengths := make([]uint64, p.Shards)
@@ -101,13 +136,19 @@ func (s *Server) writeSnapshot(ctx context.Context, w http.ResponseWriter, name 
 	w.WriteHeader(http.StatusOK)
 	w.Write(snapshot.AppendHeader(nil, lengths))
 	// The status is sent: a shard that fails ends the body short, which
-	// the length header makes a visible failure for the client.
-	if copyShard(w, first, p, 0) != nil {
-		return nil
-	}
-	for sh := 1; sh < p.Shards; sh++ {
-		body, err := s.shardSnapshot(ctx, name, p, sh)
-		if err != nil || copyShard(w, body, p, sh) != nil {
+	// the length header makes a visible failure for the client, and the
+	// log says why.
+	body := first
+	for sh := 0; sh < p.Shards; sh++ {
+		var err error
+		if sh > 0 {
+			body, err = s.shardSnapshot(ctx, name, p, sh)
+		}
+		if err == nil {
+			err = copyShard(w, body, p, sh)
+		}
+		if err != nil {
+			streamFailed(ctx, name, sh, err)
 			return nil
 		}
 	}
