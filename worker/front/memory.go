@@ -151,7 +151,10 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method, path stri
 		writeJSON(w, 200, metaAnswer{p, &c})
 	case "PUT":
 		var want filterParams
-		json.Unmarshal(body, &want)
+		if err := json.Unmarshal(body, &want); err != nil {
+			writeError(w, "", errorf(400, "bad_meta_request", "PUT /meta takes {\"capacity\", \"errorRate\", \"shards\", \"canonicalize\"}: %v", err))
+			return
+		}
 		if exists {
 			if p.Capacity != want.Capacity || p.ErrorRate != want.ErrorRate || p.Shards != want.Shards || p.Canonicalize != want.Canonicalize {
 				writeError(w, "", errorf(409, "conflict", "filter %q exists with other parameters", name))
@@ -195,6 +198,18 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			have, o.floor[object], p.Generation))
 		return
 	}
+	// The body is read before anything changes: a request refused
+	// changes nothing.
+	path, query, _ := strings.Cut(path, "?")
+	var keys []string
+	if path == "/add" || path == "/check" {
+		var req struct{ Keys *[]string }
+		if err := json.Unmarshal(body, &req); err != nil || req.Keys == nil {
+			writeError(w, "", errorf(400, "bad_shard_request", "%s %s takes {\"keys\": [string, ...]}", method, path))
+			return
+		}
+		keys = *req.Keys
+	}
 	if sh == nil || have != p.Generation {
 		f, err := bloom.New(p.Capacity, p.ErrorRate)
 		if err != nil {
@@ -205,14 +220,11 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 		o.shards[object] = sh
 	}
 	f := sh.filter
-	path, query, _ := strings.Cut(path, "?")
 	switch path {
 	case "/add", "/check":
-		var req struct{ Keys []string }
-		json.Unmarshal(body, &req)
-		out := make([]bool, len(req.Keys))
+		out := make([]bool, len(keys))
 		var row []uint64 // one log row an add that set bits, as shard.js writes
-		for i, k := range req.Keys {
+		for i, k := range keys {
 			if path == "/add" {
 				row, out[i] = f.AddChanges([]byte(k), row)
 			} else {
@@ -230,7 +242,11 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			EstimatedCount: &est, FillRatio: f.FillRatio(), EstimatedErrorRate: f.EstimatedFPR(), ByteLength: f.EncodedSize(),
 		})
 	case "/snapshot":
-		b, _ := f.MarshalBinary()
+		b, err := f.MarshalBinary()
+		if err != nil {
+			writeError(w, "", internalError(500, "internal", "encoding the shard failed", err))
+			return
+		}
 		w.Header().Set("Content-Type", "application/octet-stream")
 		io.Copy(w, bytes.NewReader(b))
 	case "/position":
