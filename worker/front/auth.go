@@ -1,3 +1,9 @@
+// Who may do what. A request's credential is the service's secret, which
+// allows everything, or a scoped token (package token) that allows reads
+// or writes of one filter, or of the names with a prefix, until it expires;
+// POST /v1/tokens makes one. It is checked in serve before anything reaches
+// a Durable Object, so a refused request costs the shards nothing.
+
 package main
 
 import (

@@ -1,3 +1,10 @@
+// GET changes: what a local copy of a filter needs to catch up. From a
+// cursor it gets a delta, the bits set since (small while the copy keeps
+// up); without one, or when the shards no longer hold what its cursor
+// needs, or the filter was made again, the whole snapshot and a cursor
+// for next time. The protocol behind it is /position and /changes of each
+// shard (objects.go).
+
 package main
 
 import (

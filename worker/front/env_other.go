@@ -1,5 +1,8 @@
 //go:build !(js && wasm)
 
+// The front on the host ("go run ./front" and the tests): net/http, the
+// process's environment, and the shards in memory (memory.go).
+
 package main
 
 import (
