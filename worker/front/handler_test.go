@@ -33,6 +33,16 @@ func newTestServer(t *testing.T) (*client, *memoryObjects) {
 // do sends a request with the test token and returns status and body.
 func (c *client) do(method, path, body string, header ...string) (int, []byte, http.Header) {
 	c.t.Helper()
+	res := c.send(method, path, body, header...)
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, b, res.Header
+}
+
+// send sends a request with the test token and header's name, value
+// pairs, and returns the response with its body unread.
+func (c *client) send(method, path, body string, header ...string) *http.Response {
+	c.t.Helper()
 	req, err := http.NewRequest(method, c.url+path, strings.NewReader(body))
 	if err != nil {
 		c.t.Fatal(err)
@@ -45,9 +55,7 @@ func (c *client) do(method, path, body string, header ...string) (int, []byte, h
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, b, res.Header
+	return res
 }
 
 func (c *client) json(method, path string, body any, want int) map[string]any {

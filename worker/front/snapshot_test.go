@@ -7,7 +7,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,13 +85,7 @@ func TestSnapshotCutShortIsLogged(t *testing.T) {
 		// Three shards of about 1.2 MB: more than the connection buffers.
 		c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 3_000_000, "errorRate": 0.01, "shards": 3}, 201)
 		logs := captureLog(t)
-		req, _ := http.NewRequest("GET", srv.URL+"/v1/filters/f/snapshot", nil)
-		req.Header.Set("Authorization", "Bearer "+testToken)
-		req.Header.Set("Cf-Ray", "ray-gone")
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := c.send("GET", "/v1/filters/f/snapshot", "", "Cf-Ray", "ray-gone")
 		io.ReadFull(res.Body, make([]byte, 100))
 		res.Body.Close()
 		select {
@@ -124,22 +117,8 @@ func TestSnapshotCutShortIsLogged(t *testing.T) {
 // read, if any.
 func rawGet(t *testing.T, c *client, path string, header ...string) (status int, n, length int64, readErr error) {
 	t.Helper()
-	req, err := http.NewRequest("GET", c.url+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", "Bearer "+testToken)
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := c.send("GET", path, "", header...)
 	defer res.Body.Close()
 	n, readErr = io.Copy(io.Discard, res.Body)
-	if errors.Is(readErr, io.EOF) {
-		readErr = nil
-	}
 	return res.StatusCode, n, res.ContentLength, readErr
 }
