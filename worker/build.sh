@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the Worker into build/: syumai/workers' copy of Go's glue
-# (wasm_exec.js, with the clock of ../tools/glue.mjs) and the Go front as
-# build/app.wasm, which worker.mjs imports. wrangler runs it as its build
+# (wasm_exec.js, with the clock of ../tools/glue.mjs) and the Go front
+# (front/) as build/app.wasm, which worker.mjs imports. wrangler runs it as its build
 # command; it also makes 'edgebloom' resolvable by name (node_modules/edgebloom
 # -> ..) and builds the npm module's wasm if missing.
 #
@@ -42,7 +42,7 @@ rm -rf "$tmp/gen"
 # which in workerd reads 0 inside FinalizationRegistry callbacks: the Go
 # front gets the engine's clock instead (../tools/glue.mjs).
 node ../tools/glue.mjs clock-patch "$tmp/wasm_exec.js"
-GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o "$tmp/app.wasm" .
+GOOS=js GOARCH=wasm go build -trimpath -buildvcs=false -ldflags="-s -w -buildid=" -o "$tmp/app.wasm" ./front
 for f in "$tmp"/*; do
 	name=$(basename "$f")
 	cmp -s "$f" "build/$name" || mv -f "$f" "build/$name"

@@ -10,7 +10,7 @@
 // A kept instance keeps whatever a request leaves behind, so requests do
 // not go through syumai/workers' request and response conversion, whose
 // streams and promises leave callbacks in Go that are never released.
-// Bodies cross as bytes instead (bridge_js.go is the Go half): JS reads the
+// Bodies cross as bytes instead (front/bridge_js.go is the Go half): JS reads the
 // request's body (as much of it as the front accepts, and one byte more),
 // calls the program's serve callback, and does what the program posts:
 // fetch a Durable Object, read more of an internal response, answer, write
@@ -182,7 +182,7 @@ function join(chunks, total) {
 }
 
 /**
- * Exchange is one request between JS and the Go program (bridge_js.go). Go
+ * Exchange is one request between JS and the Go program (front/bridge_js.go). Go
  * calls post with what it needs: post only queues the message and wakes
  * this request's loop, which does the work. In workerd, I/O belongs to the
  * request that started it, and Go may post for one request while JS is in

@@ -20,7 +20,7 @@ const goFront = front({ module: app, Go: globalThis.Go, extra: { connect } });
 
 export default {
   // The Go front answers every request it gets to, errors included (see
-  // handler.go). What it cannot get to is a request Go cannot parse (its
+  // front/handler.go). What it cannot get to is a request Go cannot parse (its
   // URL), or one during which the Go program stopped: then the call
   // throws, and workerd would answer with the exception's text and stack
   // (names of bundle files, Go's error text). That detail goes to the log

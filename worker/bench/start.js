@@ -76,7 +76,7 @@ try {
       cwd: WORKER_DIR,
       env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' },
     });
-  build(join(dir, 'front.wasm'), '.');
+  build(join(dir, 'front.wasm'), './front');
   build(join(dir, 'floor.wasm'), './bench/floor');
   console.log(`| Go program (${N} starts each) | module | instantiate, median (p10) | Go start, median (p10) |`);
   console.log('| --- | --- | --- | --- |');

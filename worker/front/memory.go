@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -24,9 +25,9 @@ import (
 
 // memoryObjects implements the internal protocol (see Objects) in Go, with
 // the objects in memory. It stands in for the Durable Objects on the host:
-// in the handler tests, and in "go run ." without wrangler. The JS class in
-// shard.js is the real implementation; test/protocol.json, run against
-// both, keeps them answering alike.
+// in the handler tests, and in "go run ./front" without wrangler. The JS
+// class in shard.js is the real implementation; worker/test/protocol.json,
+// run against both, keeps them answering alike.
 type memoryObjects struct {
 	mu     sync.Mutex
 	meta   map[string]filterParams
@@ -42,6 +43,10 @@ type memoryObjects struct {
 	floor map[string]uint64
 	// fail, when set, makes Fetch fail for objects it returns true for.
 	fail func(object string) bool
+	// breakBody, when set, makes the body of an answer to a request it
+	// returns true for fail half way through, as a stream from a Durable
+	// Object that stops mid-answer does.
+	breakBody func(object, path string) bool
 }
 
 type memoryShard struct {
@@ -72,8 +77,29 @@ func (o *memoryObjects) Fetch(ctx context.Context, object, method, path string, 
 	} else {
 		o.serveShard(rec, object, method, path, header, body)
 	}
-	return rec.Result(), nil
+	res := rec.Result()
+	if o.breakBody != nil && o.breakBody(object, path) {
+		res.Body = &brokenBody{r: res.Body, left: rec.Body.Len() / 2}
+	}
+	return res, nil
 }
+
+// brokenBody reads left bytes of r, then fails.
+type brokenBody struct {
+	r    io.ReadCloser
+	left int
+}
+
+func (b *brokenBody) Read(p []byte) (int, error) {
+	if b.left == 0 {
+		return 0, errors.New("memory: the object's answer broke off")
+	}
+	n, err := b.r.Read(p[:min(len(p), b.left)])
+	b.left -= n
+	return n, err
+}
+
+func (b *brokenBody) Close() error { return b.r.Close() }
 
 func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method, path string, body []byte) {
 	p, exists := o.meta[name]
@@ -125,7 +151,10 @@ func (o *memoryObjects) serveMeta(w http.ResponseWriter, name, method, path stri
 		writeJSON(w, 200, metaAnswer{p, &c})
 	case "PUT":
 		var want filterParams
-		json.Unmarshal(body, &want)
+		if err := json.Unmarshal(body, &want); err != nil {
+			writeError(w, "", errorf(400, "bad_meta_request", "PUT /meta takes {\"capacity\", \"errorRate\", \"shards\", \"canonicalize\"}: %v", err))
+			return
+		}
 		if exists {
 			if p.Capacity != want.Capacity || p.ErrorRate != want.ErrorRate || p.Shards != want.Shards || p.Canonicalize != want.Canonicalize {
 				writeError(w, "", errorf(409, "conflict", "filter %q exists with other parameters", name))
@@ -169,6 +198,18 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			have, o.floor[object], p.Generation))
 		return
 	}
+	// The body is read before anything changes: a request refused
+	// changes nothing.
+	path, query, _ := strings.Cut(path, "?")
+	var keys []string
+	if path == "/add" || path == "/check" {
+		var req struct{ Keys *[]string }
+		if err := json.Unmarshal(body, &req); err != nil || req.Keys == nil {
+			writeError(w, "", errorf(400, "bad_shard_request", "%s %s takes {\"keys\": [string, ...]}", method, path))
+			return
+		}
+		keys = *req.Keys
+	}
 	if sh == nil || have != p.Generation {
 		f, err := bloom.New(p.Capacity, p.ErrorRate)
 		if err != nil {
@@ -179,14 +220,11 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 		o.shards[object] = sh
 	}
 	f := sh.filter
-	path, query, _ := strings.Cut(path, "?")
 	switch path {
 	case "/add", "/check":
-		var req struct{ Keys []string }
-		json.Unmarshal(body, &req)
-		out := make([]bool, len(req.Keys))
+		out := make([]bool, len(keys))
 		var row []uint64 // one log row an add that set bits, as shard.js writes
-		for i, k := range req.Keys {
+		for i, k := range keys {
 			if path == "/add" {
 				row, out[i] = f.AddChanges([]byte(k), row)
 			} else {
@@ -204,7 +242,11 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			EstimatedCount: &est, FillRatio: f.FillRatio(), EstimatedErrorRate: f.EstimatedFPR(), ByteLength: f.EncodedSize(),
 		})
 	case "/snapshot":
-		b, _ := f.MarshalBinary()
+		b, err := f.MarshalBinary()
+		if err != nil {
+			writeError(w, "", internalError(500, "internal", "encoding the shard failed", err))
+			return
+		}
 		w.Header().Set("Content-Type", "application/octet-stream")
 		io.Copy(w, bytes.NewReader(b))
 	case "/position":

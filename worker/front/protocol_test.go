@@ -15,8 +15,9 @@ import (
 	"github.com/edgebloom/edgebloom/bloom"
 )
 
-// protocolSuite is test/protocol.json: the internal protocol's steps, which
-// test/worker.test.js runs against shard.js in workerd too.
+// protocolSuite is worker/test/protocol.json: the internal protocol's
+// steps, which worker/test/worker.test.js runs against shard.js in workerd
+// too.
 type protocolSuite struct {
 	Steps []struct {
 		Name     string          `json:"name"`
@@ -45,7 +46,7 @@ type protocolSuite struct {
 // TestProtocol runs the protocol suite against memoryObjects, the Go
 // stand-in for the Durable Objects: it must answer as shard.js does.
 func TestProtocol(t *testing.T) {
-	data, err := os.ReadFile("test/protocol.json")
+	data, err := os.ReadFile("../test/protocol.json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func TestProtocol(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(suite.Steps) < 20 {
-		t.Fatalf("test/protocol.json has %d steps", len(suite.Steps))
+		t.Fatalf("../test/protocol.json has %d steps", len(suite.Steps))
 	}
 	o := newMemoryObjects()
 	generations := map[string]float64{} // each step's answer's generation

@@ -1,5 +1,8 @@
 //go:build !(js && wasm)
 
+// The front on the host ("go run ./front" and the tests): net/http, the
+// process's environment, and the shards in memory (memory.go).
+
 package main
 
 import (
@@ -8,7 +11,8 @@ import (
 	"github.com/syumai/workers"
 )
 
-// newServer serves with the shards in memory, for "go run ." on the host.
+// newServer serves with the shards in memory, for "go run ./front" on the
+// host.
 func newServer() *Server {
 	return &Server{
 		Token:          func() string { return os.Getenv("EDGEBLOOM_TOKEN") },
@@ -22,6 +26,6 @@ func newServer() *Server {
 // :9900, or PORT).
 func serve(s *Server) { workers.Serve(s) }
 
-// exitProgram does nothing on the host: "go run ." and the handler tests
-// share their process with the caller.
+// exitProgram does nothing on the host: "go run ./front" and the handler
+// tests share their process with the caller.
 func exitProgram(int) {}

@@ -1,3 +1,8 @@
+// The front's test endpoints under /_test/, served only when the Worker's
+// environment sets EDGEBLOOM_TEST_HOOKS=1 and only to the secret's holder:
+// they let the workerd tests see one kept Go instance serve many requests,
+// and make it exit or panic mid-request to see what the host does then.
+
 package main
 
 import (

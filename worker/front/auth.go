@@ -1,3 +1,9 @@
+// Who may do what. A request's credential is the service's secret, which
+// allows everything, or a scoped token (package token) that allows reads
+// or writes of one filter, or of the names with a prefix, until it expires;
+// POST /v1/tokens makes one. It is checked in serve before anything reaches
+// a Durable Object, so a refused request costs the shards nothing.
+
 package main
 
 import (
@@ -199,4 +205,16 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request, a access) err
 		"token": tok, "expires": claims.Expires.Format(time.RFC3339), "scope": claims.Scope, "filter": claims.Filter,
 	})
 	return nil
+}
+
+// bearerToken returns the token of an Authorization header of the Bearer
+// scheme. Auth schemes are case-insensitive (RFC 9110 §11.1: "bearer x" is
+// Bearer too), and one or more spaces separate the scheme from the token.
+func bearerToken(h string) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimLeft(h, " "), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimLeft(token, " ")
+	return token, token != ""
 }

@@ -1,3 +1,10 @@
+// GET changes: what a local copy of a filter needs to catch up. From a
+// cursor it gets a delta, the bits set since (small while the copy keeps
+// up); without one, or when the shards no longer hold what its cursor
+// needs, or the filter was made again, the whole snapshot and a cursor
+// for next time. The protocol behind it is /position and /changes of each
+// shard (objects.go).
+
 package main
 
 import (
@@ -25,8 +32,8 @@ const maxShardRecord = abi.MaxShardRecord
 // changes answers GET /v1/filters/{name}/changes: without since, the
 // snapshot and the cursor of what it holds; with since=CURSOR, a delta
 // from that cursor (docs/format.md, "Deltas"), or the snapshot again when
-// the shards no longer hold what the cursor needs. See README.md, "Keeping
-// a local copy in sync".
+// the shards no longer hold what the cursor needs. See worker/README.md,
+// "Keeping a local copy in sync".
 func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Request, name string) error {
 	var since *snapshot.Cursor
 	if q := r.URL.Query(); q.Has("since") {

@@ -1,8 +1,18 @@
+// The internal protocol between the front and the Durable Objects (the
+// meta object and the shards of each filter), and the front's side of it:
+// call sends one request, decodeResponse and objectError read the answer.
+// The protocol is written down once, on Objects, because two
+// implementations answer it: shard.js in workerd and memory.go on the host.
+
 package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
+	"strconv"
 )
 
 // Objects sends one request to the Durable Object of the given name and
@@ -34,8 +44,8 @@ import (
 //	                     delta (docs/format.md, "Deltas") from position P,
 //	                     empty when nothing is new, with X-Edgebloom-Position;
 //	                     410 changes_gone when the shard no longer holds the
-//	                     rows after P of epoch E (see README.md, "Keeping a
-//	                     local copy in sync")
+//	                     rows after P of epoch E (see worker/README.md,
+//	                     "Keeping a local copy in sync")
 //	  DELETE /shard    → 204
 //
 // A generation is a positive integer that only grows: each filter made under
@@ -69,9 +79,9 @@ import (
 // A stale front's request then costs one retry, never data.
 //
 // Errors come back as {"error": {"code", "message"}} and the front passes
-// them on with their status. test/protocol.json gives the protocol as steps
-// and answers; protocol_test.go runs it against memory.go and
-// test/worker.test.js against shard.js in workerd.
+// them on with their status. worker/test/protocol.json gives the protocol
+// as steps and answers; protocol_test.go runs it against memory.go and
+// worker/test/worker.test.js against shard.js in workerd.
 type Objects interface {
 	Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error)
 }
@@ -127,3 +137,65 @@ const shardHeader = "X-Edgebloom-Shard"
 
 func metaObject(name string) string             { return "meta:" + name }
 func shardObject(name string, index int) string { return "shard:" + name + ":" + itoa(index) }
+
+// shardCapacity is the capacity of each shard: the filter's, split evenly.
+func shardCapacity(p filterParams) uint64 {
+	return (p.Capacity + uint64(p.Shards) - 1) / uint64(p.Shards)
+}
+
+// shardParamsOf returns the X-Edgebloom-Shard header of shard i.
+func shardParamsOf(name string, p filterParams, i int) http.Header {
+	b, _ := json.Marshal(shardParams{Filter: name, Index: i, Capacity: shardCapacity(p), ErrorRate: p.ErrorRate, Generation: p.Generation})
+	return http.Header{shardHeader: {string(b)}, "Content-Type": {"application/json"}}
+}
+
+// call sends one internal request and turns transport failures into 502.
+func (s *Server) call(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
+	if header == nil {
+		header = http.Header{}
+	}
+	if body != nil {
+		header.Set("Content-Type", "application/json")
+	}
+	if id := requestID(ctx); id != "" {
+		header.Set(requestIDHeader, id)
+	}
+	res, err := s.Objects.Fetch(ctx, object, method, path, header, body)
+	if err != nil {
+		return nil, internalError(http.StatusBadGateway, "shard_unavailable", "the Durable Object "+object+" could not be reached", err)
+	}
+	return res, nil
+}
+
+// decodeResponse decodes a 2xx JSON answer into v, or returns the error the
+// object answered with.
+func decodeResponse(res *http.Response, v any) error {
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return internalError(http.StatusBadGateway, "shard_unavailable", "reading an internal response failed", err)
+	}
+	if res.StatusCode >= 300 {
+		return objectError(res.StatusCode, body)
+	}
+	if v == nil {
+		return nil
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		return internalError(http.StatusBadGateway, "shard_protocol", "an internal response is not the expected JSON", err)
+	}
+	return nil
+}
+
+func objectError(status int, body []byte) error {
+	var e struct {
+		Error *struct{ Code, Message string } `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil || e.Error == nil {
+		return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("an internal request failed with status %d", status),
+			fmt.Errorf("%.500s", body))
+	}
+	return errorf(status, e.Error.Code, "%s", e.Error.Message)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

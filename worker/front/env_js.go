@@ -1,5 +1,9 @@
 //go:build js && wasm
 
+// The front in workerd: syumai/workers hands it each request, and the
+// SHARDS Durable Object binding reaches the shards. The environment and the
+// binding exist only inside a request, so both are looked up per call.
+
 package main
 
 import (

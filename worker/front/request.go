@@ -1,0 +1,152 @@
+// Reading a request's body: at most maxBodyBytes, decoded strictly into the
+// one JSON object shape an endpoint takes. encoding/json's errors name Go
+// types and offsets; a client needs to hear which field holds what and
+// what the shape is, so every decoding error is turned into a 400 that
+// speaks of JSON and names the shape.
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// The bodies the API takes, as its errors name them.
+const (
+	createShape = `{"capacity": integer, "errorRate": number, "shards": integer, "canonicalize": boolean}`
+	keysShape   = `{"keys": [string, ...]}`
+)
+
+// readJSON reads a body of at most maxBodyBytes and decodes it strictly
+// into v, a pointer to a struct: the body must be the JSON object shape
+// describes. Its bytes are made valid UTF-8 first (validUTF8), so every key
+// is hashed as the text a JS runtime decodes from the same bytes.
+func readJSON(r *http.Request, v any, shape string) error {
+	body, err := readBody(r, shape)
+	if err != nil {
+		return err
+	}
+	return decodeJSON(body, v, shape)
+}
+
+// readBody reads the body of a request that must be the JSON object shape
+// describes, as valid UTF-8, and checks that it starts as an object does.
+func readBody(r *http.Request, shape string) ([]byte, error) {
+	if r.ContentLength > maxBodyBytes {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is %d bytes; the limit is %d", r.ContentLength, maxBodyBytes)
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is over the limit of %d bytes", maxBodyBytes)
+	} else if err != nil {
+		return nil, internalError(http.StatusBadRequest, "invalid_json", "the body could not be read", err)
+	}
+	body = validUTF8(body)
+	// null decodes into a struct without an error, and an array or a
+	// string fails with a message naming Go types: check the shape first.
+	if first := bytes.TrimLeft(body, " \t\r\n"); len(first) == 0 || first[0] != '{' {
+		return nil, errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object %s; got %s", shape, jsonKind(first))
+	}
+	return body, nil
+}
+
+// decodeJSON decodes body strictly into v (see readJSON).
+func decodeJSON(body []byte, v any, shape string) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return jsonError(err, shape)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errorf(http.StatusBadRequest, "invalid_json", "data after the JSON object; the body must be %s", shape)
+	}
+	return nil
+}
+
+// jsonKind names the JSON value that b starts with.
+func jsonKind(b []byte) string {
+	if len(b) == 0 {
+		return "an empty body"
+	}
+	switch c := b[0]; {
+	case c == '[':
+		return "an array"
+	case c == '"':
+		return "a string"
+	case c == 'n':
+		return "null"
+	case c == 't' || c == 'f':
+		return "a boolean"
+	case c == '-' || c >= '0' && c <= '9':
+		return "a number"
+	}
+	return "no JSON value"
+}
+
+// jsonError turns an error of encoding/json into a 400 that speaks of JSON
+// and the expected shape, never of Go types.
+func jsonError(err error, shape string) error {
+	var syntax *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syntax):
+		return errorf(http.StatusBadRequest, "invalid_json", "the body is not valid JSON: %s (at byte %d); the body must be %s", syntax.Error(), syntax.Offset, shape)
+	case errors.As(err, &typ):
+		field := "the body"
+		if typ.Field != "" {
+			field = strconv.Quote(typ.Field)
+		}
+		return errorf(http.StatusBadRequest, "invalid_json", "%s holds %s where %s belongs; the body must be %s",
+			field, article(typ.Value), jsonTypeOf(typ.Type), shape)
+	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return errorf(http.StatusBadRequest, "invalid_json", "the body ends inside its JSON value; the body must be %s", shape)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		return errorf(http.StatusBadRequest, "invalid_json", "%s; the body must be %s", strings.TrimPrefix(err.Error(), "json: "), shape)
+	}
+	return internalError(http.StatusBadRequest, "invalid_json", "the body is not the JSON object "+shape, err)
+}
+
+// article names a JSON value kind as encoding/json reports it ("array",
+// "number", "number 1.5", ...).
+func article(v string) string {
+	switch {
+	case strings.HasPrefix(v, "array"), strings.HasPrefix(v, "object"):
+		return "an " + v
+	case v == "null":
+		return v
+	}
+	return "a " + v
+}
+
+// jsonTypeOf names the JSON kind that decodes into a Go type.
+func jsonTypeOf(t reflect.Type) string {
+	for t != nil && t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == nil {
+		return "a value"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	}
+	return "a value"
+}
