@@ -13,7 +13,7 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { freePort } from '../worker/harness.js';
+import { freePort } from '../testkit/worker.js';
 import { cleanup, launchChromium, onCleanup, repoRoot, tempDir } from './helpers.js';
 
 after(async () => {

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { buildWorker, startMiniflare } from '../worker/harness.js';
+import { buildWorker, startMiniflare } from '../testkit/worker.js';
 import { cleanup, launchChromium, packageDirs, repoRoot, serve, timeout } from './helpers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'edgebloom-sync-example-'));

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { buildWorker, startMiniflare } from '../worker/harness.js';
+import { buildWorker, startMiniflare } from '../testkit/worker.js';
 import { cleanup, copyPackageFiles, launchChromium, repoRoot, serve, tempDir, timeout } from './helpers.js';
 
 after(cleanup);

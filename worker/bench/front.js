@@ -24,7 +24,7 @@ import { mkdirSync, readFileSync, readdirSync, mkdtempSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Miniflare } from 'miniflare';
-import { client, startMiniflare, TOKEN, WORKER_DIR, WRANGLER } from '../harness.js';
+import { client, startMiniflare, TOKEN, WORKER_DIR, WRANGLER } from '../../testkit/worker.js';
 
 const N = Number(process.argv[2] ?? 300);
 const workerDir = resolve(process.argv[3] ?? WORKER_DIR);

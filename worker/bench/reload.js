@@ -14,7 +14,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare } from '../harness.js';
+import { buildWorker, startMiniflare } from '../../testkit/worker.js';
 
 const ROUNDS = Number(process.argv[2] ?? 9);
 const MiB = 2 ** 20;

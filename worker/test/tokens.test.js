@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startDev, startMiniflare, TOKEN, WORKER_DIR } from '../harness.js';
+import { buildWorker, startDev, startMiniflare, TOKEN, WORKER_DIR } from '../../testkit/worker.js';
 
 const ORIGIN = 'https://app.example';
 let dir;

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare, TOKEN, WORKER_DIR } from '../harness.js';
+import { buildWorker, startMiniflare, TOKEN, WORKER_DIR } from '../../testkit/worker.js';
 
 let dir;
 let out;
