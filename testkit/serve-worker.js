@@ -5,9 +5,9 @@
 // that Durable Object's test hook. Needs EDGEBLOOM_TEST_TOKEN.
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { startMiniflare } from './worker.js';
+import { startWorker } from './worker.js';
 
-const w = await startMiniflare(process.argv[2], process.argv[3], { port: 0 });
+const w = await startWorker(process.argv[2], process.argv[3], { port: 0 });
 const control = createServer(async (req, res) => {
   const [, object, ...rest] = new URL(req.url, 'http://x').pathname.slice(1).split('/');
   const chunks = [];

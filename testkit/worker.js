@@ -4,14 +4,14 @@ import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
+import { freePort, repoRoot } from './process.js';
+import { bundleOptions } from './workerd.js';
 
-export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
-export const WORKER_DIR = join(REPO_ROOT, 'worker');
-export const WRANGLER = join(REPO_ROOT, 'node_modules', '.bin', 'wrangler');
+export const WORKER_DIR = join(repoRoot, 'worker');
+export const WRANGLER = join(repoRoot, 'node_modules', '.bin', 'wrangler');
 // A child process serving the Worker (serve-worker.js) gets its parent's.
 export const TOKEN = process.env.EDGEBLOOM_TEST_TOKEN || randomBytes(16).toString('hex');
 const COMPATIBILITY_DATE = '2026-04-01'; // as in wrangler.jsonc
@@ -37,7 +37,7 @@ export function buildWorker(outdir, { production = false } = {}) {
   });
   const { outputs } = JSON.parse(readFileSync(meta, 'utf8'));
   const inputs = Object.values(outputs).flatMap((o) => Object.keys(o.inputs));
-  return [...new Set(inputs)].map((f) => relative(REPO_ROOT, resolve(WORKER_DIR, f)));
+  return [...new Set(inputs)].map((f) => relative(repoRoot, resolve(WORKER_DIR, f)));
 }
 
 /** An API client over a fetch function. */
@@ -69,17 +69,14 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
  * are set in every Worker's environment besides (or instead of)
  * EDGEBLOOM_TOKEN and EDGEBLOOM_TEST_HOOKS.
  */
-export async function startMiniflare(outdir, stateDir, { port, fronts = 1, bindings } = {}) {
+export async function startWorker(outdir, stateDir, { port, fronts = 1, bindings } = {}) {
   // What the Worker logs (console.*, and Go's stdout and stderr, which
   // syumai/workers sends to console.log): passed on, as Miniflare does by
   // default, and kept for the tests to read.
   let log = '';
   const worker = (name, shards) => ({
     name,
-    modules: true,
-    modulesRoot: outdir,
-    scriptPath: join(outdir, existsSync(join(outdir, 'worker-entry.js')) ? 'worker-entry.js' : 'worker.js'),
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    ...bundleOptions(outdir, existsSync(join(outdir, 'worker-entry.js')) ? 'worker-entry.js' : 'worker.js'),
     compatibilityDate: COMPATIBILITY_DATE,
     durableObjects: { SHARDS: shards },
     bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1', ...bindings },
@@ -154,16 +151,6 @@ export async function startMiniflare(outdir, stateDir, { port, fronts = 1, bindi
     log: () => log,
     dispose: () => mf.dispose(),
   };
-}
-
-/** Returns a free TCP port on 127.0.0.1. */
-export async function freePort() {
-  const srv = createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address();
-  srv.close();
-  await once(srv, 'close');
-  return port;
 }
 
 /**

@@ -24,7 +24,8 @@ import { mkdirSync, readFileSync, readdirSync, mkdtempSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Miniflare } from 'miniflare';
-import { client, startMiniflare, TOKEN, WORKER_DIR, WRANGLER } from '../../testkit/worker.js';
+import { client, startWorker, TOKEN, WORKER_DIR, WRANGLER } from '../../testkit/worker.js';
+import { bundleOptions } from '../../testkit/workerd.js';
 
 const N = Number(process.argv[2] ?? 300);
 const workerDir = resolve(process.argv[3] ?? WORKER_DIR);
@@ -70,14 +71,7 @@ async function measure(name, send) {
 
 // A Worker of plain modules in Miniflare, on a port-less dispatchFetch.
 async function plain(dir, script) {
-  const mf = new Miniflare({
-    modules: true,
-    modulesRoot: dir,
-    scriptPath: join(dir, script),
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
-    compatibilityDate: '2026-04-01',
-    cf: false,
-  });
+  const mf = new Miniflare({ ...bundleOptions(dir, script), compatibilityDate: '2026-04-01', cf: false });
   await mf.ready;
   return { request: client((url, init) => mf.dispatchFetch(url, init)), dispose: () => mf.dispose() };
 }
@@ -118,7 +112,7 @@ try {
     env: { ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
-  const w = await startMiniflare(out, join(dir, 'state'));
+  const w = await startWorker(out, join(dir, 'state'));
   await w.request('PUT', '/v1/filters/f', { capacity: 1_000_000, errorRate: 0.01 });
   const keys = Array.from({ length: 100 }, (_, i) => `https://front.example/${i}`);
   await w.request('POST', '/v1/filters/f/add', { keys });

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare } from '../../testkit/worker.js';
+import { buildWorker, startWorker } from '../../testkit/worker.js';
 
 let dir, production, tests;
 before(() => {
@@ -31,7 +31,7 @@ test('the production bundle holds the front and the shard, and no test code', ()
 // hookStatus starts the bundle in dir with bindings and returns the status
 // of a shard's GET /_test/counters.
 async function hookStatus(bundle, bindings) {
-  const w = await startMiniflare(join(dir, bundle), join(dir, `state-${bundle}-${Object.values(bindings)}`), {
+  const w = await startWorker(join(dir, bundle), join(dir, `state-${bundle}-${Object.values(bindings)}`), {
     bindings,
   });
   try {
