@@ -25,11 +25,9 @@
 // added even if the compaction after it fails.
 
 import { init, BloomFilter } from 'edgebloom';
-import { Store, crc32, logLimit, deltaRecord, deltaLimit } from './store.js';
+import { Store, logLimit, deltaRecord, deltaLimit } from './store.js';
 import { MAX_SHARD_BITS } from './abi.js';
 import { snapshotResponse } from './snapshot-stream.js';
-
-export { crc32 };
 
 // A log that stays under logLimit() is still compacted this long after its
 // first row, so that a quiet shard loads from its chunks alone.

@@ -6,7 +6,8 @@
 // bundles neither it nor the engine's test helpers.
 
 import { crashEngine, memoryBudget, memoryBytes } from '../../js/test/engine.js';
-import { Shard as ProductionShard, HttpError, crc32, engineExited, json } from './shard.js';
+import { Shard as ProductionShard, HttpError, engineExited, json } from './shard.js';
+import { crc32 } from './store.js';
 
 export class Shard extends ProductionShard {
   constructor(ctx, env) {
