@@ -6,18 +6,9 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import {
-  assertVectors,
-  checkPageHtml,
-  checkPageModule,
-  cleanup,
-  launchChromium,
-  loadVectors,
-  openCheckPage,
-  packageDirs,
-  serve,
-  timeout,
-} from './helpers.js';
+import { cleanup, timeout } from '../testkit/process.js';
+import { launchChromium, serve } from '../testkit/browser.js';
+import { assertVectors, checkPageHtml, checkPageModule, loadVectors, openCheckPage, packageDirs } from './helpers.js';
 
 // Counts compileStreaming calls, to see which path the loader took.
 const countStreaming = `

@@ -1,13 +1,14 @@
-// The web demo (web-demo/) in headless Chromium: served by web-demo/serve.js,
-// driven through its UI, and checked against the npm module in Node (the
+// The web demo (web-demo/) in headless Chromium: served by web-demo/serve.js
+// as `npm start` runs it (a process of its own), driven through its UI, and checked against the npm module in Node (the
 // node entry gives the same positions as the browser entry the page uses).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import * as eb from 'edgebloom';
-import { cleanup, e2eDir, launchChromium, onCleanup, tempDir, vectorsPath } from './helpers.js';
-import { startServer } from '../web-demo/serve.js';
+import { cleanup, onCleanup, repoRoot, startServer, tempDir } from '../testkit/process.js';
+import { launchChromium } from '../testkit/browser.js';
+import { e2eDir, vectorsPath } from './helpers.js';
 import { crawlerURLs, shardedContainer } from '../js/test/helpers.js';
 
 const artifacts = path.join(e2eDir, 'artifacts');
@@ -21,8 +22,7 @@ let page;
 before(async () => {
   await eb.init();
   await mkdir(artifacts, { recursive: true });
-  server = await startServer(0);
-  onCleanup(() => server.close());
+  server = await startServer(process.execPath, [path.join(repoRoot, 'web-demo/serve.js')], { env: { PORT: '0' } });
   browser = await launchChromium();
   page = await browser.context.newPage();
   await page.setViewportSize(DESKTOP);

@@ -6,17 +6,9 @@ import assert from 'node:assert/strict';
 import { cp } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import {
-  assertVectors,
-  cleanup,
-  copyPackageFiles,
-  e2eDir,
-  launchChromium,
-  loadVectors,
-  tempDir,
-  timeout,
-  writeFiles,
-} from './helpers.js';
+import { cleanup, tempDir, timeout, writeFiles } from '../testkit/process.js';
+import { launchChromium } from '../testkit/browser.js';
+import { assertVectors, copyPackageFiles, e2eDir, loadVectors } from './helpers.js';
 
 const manifest = {
   manifest_version: 3,

@@ -13,8 +13,8 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { freePort } from '../worker/harness.js';
-import { cleanup, launchChromium, onCleanup, repoRoot, tempDir } from './helpers.js';
+import { cleanup, freePort, onCleanup, repoRoot, tempDir } from '../testkit/process.js';
+import { launchChromium } from '../testkit/browser.js';
 
 after(async () => {
   await cleanup();

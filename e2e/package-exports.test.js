@@ -6,7 +6,9 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import * as esbuild from 'esbuild';
-import { bundledEntries, cleanup, linkPackage, repoRoot, run, tempDir, timeout } from './helpers.js';
+import { cleanup, repoRoot, run, tempDir, timeout } from '../testkit/process.js';
+import { bundledEntries } from '../testkit/workerd.js';
+import { linkPackage } from './helpers.js';
 
 let dir;
 before(

@@ -8,24 +8,18 @@ import { copyFile, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import * as esbuild from 'esbuild';
+import { cleanup, repoRoot, run, tempDir, timeout, writeFiles } from '../testkit/process.js';
+import { launchChromium, serve } from '../testkit/browser.js';
+import { startMiniflare } from '../testkit/workerd.js';
 import {
   assertVectors,
   assertWorker,
   assertWorkerdBundle,
   checkPageHtml,
   checkPageModule,
-  cleanup,
   e2eDir,
-  launchChromium,
   loadVectors,
   openCheckPage,
-  repoRoot,
-  run,
-  serve,
-  startMiniflare,
-  tempDir,
-  timeout,
-  writeFiles,
   writeWorkerProject,
 } from './helpers.js';
 
@@ -100,7 +94,7 @@ test('the tarball holds the module, its wasm and types, and no tests or Go sourc
   assert.ok(files.includes('package/js/edgebloom.wasm'), `package/js/edgebloom.wasm in ${files}`);
   assert.ok(files.includes('package/js/index.d.ts'), `package/js/index.d.ts in ${files}`);
   const unwanted = files.filter((f) =>
-    /\.go$|\/go\.(mod|sum)$|^package\/js\/test\/|^package\/(bloom|wasm|bench|worker|web-demo|e2e)\//.test(f),
+    /\.go$|\/go\.(mod|sum)$|^package\/js\/test\/|^package\/(bloom|wasm|bench|worker|web-demo|e2e|testkit)\//.test(f),
   );
   assert.deepEqual(unwanted, []);
 });

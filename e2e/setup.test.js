@@ -11,7 +11,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { mkdir, readFile, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { cleanup, repoRoot, tempDir } from './helpers.js';
+import { cleanup, repoRoot, tempDir } from '../testkit/process.js';
 
 after(async () => {
   await cleanup();

@@ -12,8 +12,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { buildWorker, startMiniflare } from '../worker/harness.js';
-import { cleanup, launchChromium, packageDirs, repoRoot, serve, timeout } from './helpers.js';
+import { buildWorker, startWorker } from '../testkit/worker.js';
+import { cleanup, repoRoot, timeout } from '../testkit/process.js';
+import { launchChromium, serve } from '../testkit/browser.js';
+import { packageDirs } from './helpers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'edgebloom-sync-example-'));
 after(async () => {
@@ -28,7 +30,7 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
   const dirs = { ...packageDirs, '/examples/': path.join(repoRoot, 'examples') };
   const { origin } = await serve({ dirs });
   const elsewhere = await serve({ dirs });
-  const w = await startMiniflare(path.join(dir, 'bundle'), path.join(dir, 'state'), {
+  const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), {
     port: 0,
     bindings: { EDGEBLOOM_ALLOWED_ORIGINS: origin },
   });

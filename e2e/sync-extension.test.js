@@ -10,8 +10,10 @@ import assert from 'node:assert/strict';
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, test } from 'node:test';
-import { buildWorker, startMiniflare } from '../worker/harness.js';
-import { cleanup, copyPackageFiles, launchChromium, repoRoot, serve, tempDir, timeout } from './helpers.js';
+import { buildWorker, startWorker } from '../testkit/worker.js';
+import { cleanup, repoRoot, tempDir, timeout } from '../testkit/process.js';
+import { launchChromium, serve } from '../testkit/browser.js';
+import { copyPackageFiles } from './helpers.js';
 
 after(cleanup);
 
@@ -20,7 +22,7 @@ const urls = (prefix, n) => Array.from({ length: n }, (_, i) => `https://${prefi
 test('the sync extension keeps its copy in sync with a read token', { timeout }, async () => {
   const dir = await tempDir('sync-extension');
   buildWorker(path.join(dir, 'bundle'));
-  const w = await startMiniflare(path.join(dir, 'bundle'), path.join(dir, 'state'), { port: 0 });
+  const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), { port: 0 });
   after(() => w.dispose());
   const service = new URL(w.url).origin;
 

@@ -8,17 +8,9 @@
 
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import {
-  assertWorkerdBundle,
-  cleanup,
-  compatibilityDate,
-  linkPackage,
-  repoRoot,
-  startMiniflare,
-  tempDir,
-  timeout,
-  writeFiles,
-} from './helpers.js';
+import { cleanup, repoRoot, tempDir, timeout, writeFiles } from '../testkit/process.js';
+import { startMiniflare } from '../testkit/workerd.js';
+import { assertWorkerdBundle, compatibilityDate, linkPackage } from './helpers.js';
 
 after(cleanup);
 

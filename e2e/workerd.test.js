@@ -3,18 +3,9 @@
 // compiled module); Miniflare runs it and answers as Go does.
 
 import { after, before, test } from 'node:test';
-import {
-  assertWorker,
-  assertWorkerdBundle,
-  cleanup,
-  linkPackage,
-  loadVectors,
-  repoRoot,
-  startMiniflare,
-  tempDir,
-  timeout,
-  writeWorkerProject,
-} from './helpers.js';
+import { cleanup, repoRoot, tempDir, timeout } from '../testkit/process.js';
+import { startMiniflare } from '../testkit/workerd.js';
+import { assertWorker, assertWorkerdBundle, linkPackage, loadVectors, writeWorkerProject } from './helpers.js';
 
 let vectors;
 before(

@@ -1,6 +1,6 @@
 // CRC-32 (IEEE 802.3), as Go's hash/crc32.ChecksumIEEE: the checksum of a
 // delta's bytes (delta.js) and of the edge service's stored chunks and log
-// rows (worker/store.js), which hold a shard of up to 32 MiB. It reads
+// rows (worker/shard/store.js), which hold a shard of up to 32 MiB. It reads
 // eight bytes a step (slicing by 8), for those large inputs.
 
 // CRC_TABLES[k][b] is the CRC of byte b followed by k zero bytes.

@@ -245,24 +245,7 @@ func makeGoldenDelta(t *testing.T) goldenDelta {
 }
 
 func TestDeltaGolden(t *testing.T) {
-	want := makeGoldenDelta(t)
-	if os.Getenv("UPDATE_GOLDEN") == "1" {
-		b, _ := json.MarshalIndent(want, "", "  ")
-		if err := os.WriteFile(deltaGolden, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(deltaGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var g goldenDelta
-	if err := json.Unmarshal(data, &g); err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(g, want) {
-		t.Fatalf("%s is not what the test makes now; run UPDATE_GOLDEN=1 go test ./snapshot -run TestDeltaGolden and review the diff", deltaGolden)
-	}
+	g := checkGolden(t, deltaGolden, makeGoldenDelta(t))
 	cp, err := Load(g.Snapshot, 1<<20)
 	if err != nil {
 		t.Fatal(err)
@@ -278,4 +261,28 @@ func TestDeltaGolden(t *testing.T) {
 	if !bytes.Equal(encode(t, cp), g.After) || next.Text() != g.Next {
 		t.Fatal("the golden delta does not give the golden copy and cursor")
 	}
+}
+
+// checkGolden fails unless the JSON file holds want, which it writes first
+// when UPDATE_GOLDEN=1; it returns what the file holds.
+func checkGolden[T any](t *testing.T, file string, want T) T {
+	t.Helper()
+	if os.Getenv("UPDATE_GOLDEN") == "1" {
+		b, _ := json.MarshalIndent(want, "", "  ")
+		if err := os.WriteFile(file, append(b, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got T
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%s is not what the test makes now; run UPDATE_GOLDEN=1 go test ./snapshot -run %s and review the diff", file, t.Name())
+	}
+	return got
 }

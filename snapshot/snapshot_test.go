@@ -94,3 +94,28 @@ func TestMalformed(t *testing.T) {
 		t.Errorf("flipped payload bit: got %v; want ErrChecksum", err)
 	}
 }
+
+// routerGolden is testdata/routers.json: the router record of a container
+// of 2 to 8 shards, for the JavaScript tests that build containers as the
+// Worker does (the npm module makes filters of seed 0 only).
+const routerGolden = "testdata/routers.json"
+
+type goldenRouters struct {
+	About   string         `json:"about"`
+	Routers map[int][]byte `json:"routers"` // by number of shards
+}
+
+func TestRouterGolden(t *testing.T) {
+	want := goldenRouters{
+		About:   "Written by snapshot's TestRouterGolden (UPDATE_GOLDEN=1 regenerates it); read by js/test/helpers.js. The container: worker/README.md.",
+		Routers: map[int][]byte{},
+	}
+	for shards := 2; shards <= 8; shards++ {
+		b, err := Router(shards).MarshalBinary()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want.Routers[shards] = b
+	}
+	checkGolden(t, routerGolden, want)
+}

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the Worker into build/: syumai/workers' copy of Go's glue
 # (wasm_exec.js, with the clock of ../tools/glue.mjs) and the Go front
-# (front/) as build/app.wasm, which worker.mjs imports. wrangler runs it as its build
-# command; it also makes 'edgebloom' resolvable by name (node_modules/edgebloom
-# -> ..) and builds the npm module's wasm if missing.
+# (front/*.go) as build/app.wasm, which front/worker.mjs imports. wrangler
+# runs it as its build command; it also makes 'edgebloom' resolvable by
+# name (node_modules/edgebloom -> ..) and builds the npm module's wasm if
+# missing.
 #
 # Several wrangler processes may run it at once (the tests run "wrangler
 # dev" beside "wrangler deploy --dry-run"), and a running "wrangler dev"
@@ -33,8 +34,8 @@ fi
 tmp=$(mktemp -d build/.tmp.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 # workers-assets-gen writes syumai/workers' entry module too (worker.mjs,
-# runtime.mjs), which makes a Go instance a request; worker.mjs here keeps
-# one (front.js), so only the glue is kept.
+# runtime.mjs), which makes a Go instance a request; front/worker.mjs keeps
+# one (front/front.js), so only the glue is kept.
 go run github.com/syumai/workers/cmd/workers-assets-gen -mode=go -o "$tmp/gen"
 mv "$tmp/gen/wasm_exec.js" "$tmp/wasm_exec.js"
 rm -rf "$tmp/gen"

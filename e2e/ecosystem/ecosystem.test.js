@@ -19,22 +19,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, test } from 'node:test';
 import * as esbuild from 'esbuild';
-import {
-  assertVectors,
-  bundledEntries,
-  cleanup,
-  e2eDir,
-  launchChromium,
-  loadVectors,
-  onCleanup,
-  openCheckPage,
-  repoRoot,
-  run,
-  serve,
-  tempDir,
-  timeout,
-  writeFiles,
-} from '../helpers.js';
+import { cleanup, onCleanup, repoRoot, run, tempDir, timeout, writeFiles } from '../../testkit/process.js';
+import { launchChromium, serve } from '../../testkit/browser.js';
+import { bundledEntries } from '../../testkit/workerd.js';
+import { assertVectors, e2eDir, loadVectors, openCheckPage } from '../helpers.js';
 
 const here = fileURLToPath(new URL('.', import.meta.url));
 const bin = (name) => path.join(here, 'node_modules/.bin', name);

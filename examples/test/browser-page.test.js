@@ -4,8 +4,9 @@
 
 import assert from 'node:assert/strict';
 import { after, test } from 'node:test';
-import { cleanup, launchChromium, timeout } from '../../e2e/helpers.js';
-import { installExample, startServer } from './helpers.js';
+import { cleanup, startServer, timeout } from '../../testkit/process.js';
+import { launchChromium } from '../../testkit/browser.js';
+import { installExample } from './helpers.js';
 
 after(cleanup);
 

@@ -5,7 +5,8 @@
 
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { launchChromium, run } from '../../e2e/helpers.js';
+import { run } from '../../testkit/process.js';
+import { launchChromium } from '../../testkit/browser.js';
 import { installExample } from './helpers.js';
 
 /**

@@ -1,14 +1,12 @@
 // Shared pieces of the examples' tests: the package as users get it (npm
 // pack, once per run), an example copied to a temp dir with that tarball
-// installed into it, and a long-running command started in its own process
-// group that is ready when it prints its URL. Everything else (Chromium,
-// Miniflare, the static server, cleanup) comes from e2e/helpers.js.
+// installed into it. Everything else (processes, Chromium, Miniflare, the
+// static server, cleanup) comes from the test kit (../../testkit/).
 
-import { spawn } from 'node:child_process';
 import { cp, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { onCleanup, repoRoot, run, tempDir } from '../../e2e/helpers.js';
+import { repoRoot, run, tempDir } from '../../testkit/process.js';
 
 export const examplesDir = fileURLToPath(new URL('..', import.meta.url));
 
@@ -61,37 +59,4 @@ export async function installExample(name) {
     env: { npm_config_cache: path.join(dir, '.npm-cache') },
   });
   return dir;
-}
-
-/**
- * Starts `cmd args` in its own process group and resolves with the first
- * http://127.0.0.1:PORT URL it prints, once it printed one; rejects if it
- * exits first. cleanup() ends the group.
- */
-export function startServer(cmd, args, { cwd, env = {} } = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, {
-      cwd,
-      env: { ...process.env, ...env },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    let running = true;
-    onCleanup(() => {
-      if (running) process.kill(-child.pid, 'SIGKILL');
-    });
-    const onData = (d) => {
-      output += d;
-      const url = output.match(/http:\/\/127\.0\.0\.1:\d+/)?.[0];
-      if (url) resolve({ url, output: () => output });
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      running = false;
-      reject(new Error(`${cmd} ${args.join(' ')} exited with ${code ?? signal} before it printed its URL:\n${output}`));
-    });
-  });
 }

@@ -10,7 +10,8 @@
 // worker (as Chrome stops an idle one), wake it with a page load, read its
 // self.wakeUp. Medians of the 7; the first start (nothing saved yet) apart.
 
-import { cleanup, serve } from '../../e2e/helpers.js';
+import { cleanup } from '../../testkit/process.js';
+import { serve } from '../../testkit/browser.js';
 import { loadExtension } from './extension.js';
 
 const runs = [

@@ -6,7 +6,8 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { cleanup, serve, timeout } from '../../e2e/helpers.js';
+import { cleanup, timeout } from '../../testkit/process.js';
+import { serve } from '../../testkit/browser.js';
 import { loadExtension, pagesHandled } from './extension.js';
 
 let ext;

@@ -9,7 +9,8 @@ import { spawnSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { cleanup, repoRoot, run, startMiniflare, tempDir, timeout, wranglerBundle } from '../../e2e/helpers.js';
+import { cleanup, repoRoot, run, tempDir, timeout } from '../../testkit/process.js';
+import { startMiniflare, wranglerBundle } from '../../testkit/workerd.js';
 import { installExample } from './helpers.js';
 
 let dir;

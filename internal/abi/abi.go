@@ -5,7 +5,7 @@
 // kinds and the order of the statistics — in this file; the binary formats
 // both read and write in format.go; the edge service's limits in
 // service.go. The Go side uses these constants; js/abi.js and
-// worker/abi.js are generated from them ("go generate ./internal/abi"), and
+// worker/shard/abi.js are generated from them ("go generate ./internal/abi"), and
 // a test fails when either is stale, so that the sides cannot drift apart.
 package abi
 

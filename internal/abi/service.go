@@ -2,7 +2,7 @@ package abi
 
 // The edge service's numbers (worker/): its Go front, its Durable Object
 // shards (worker/*.js) and its in-memory stand-in for tests (memory.go)
-// take them from here, generated into worker/abi.js.
+// take them from here, generated into worker/shard/abi.js.
 
 // MaxShardBits bounds one shard's bitset: 2^28 bits, 32 MiB. A Durable
 // Object isolate has 128 MB: see worker/README.md, "Capacity and memory".

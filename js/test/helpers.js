@@ -1,7 +1,6 @@
 // Shared by the Node tests.
 
-// XXH64 in BigInt (the demo's), for the few bytes of a router record's checksum.
-import { xxh64 } from '../../web-demo/xxh64.js';
+import { readFileSync } from 'node:fs';
 
 // crawlerURLs returns n distinct URL-like keys, the same on every call.
 export function crawlerURLs(n, prefix = 'https://www.example') {
@@ -11,20 +10,17 @@ export function crawlerURLs(n, prefix = 'https://www.example') {
 }
 
 // routerBytes is the router record of a sharded container for shardCount
-// shards, as Go's snapshot.Router writes it: a classic filter with
-// m = shardCount, k = 1, seed 0x9e3779b97f4a7c15 and no bits set. The JS API
-// makes filters of seed 0 only, so the record is written here.
+// shards (2 to 8), as Go's snapshot.Router writes it: a classic filter with
+// m = shardCount, k = 1 and seed 0x9e3779b97f4a7c15, which the JS API cannot
+// make (its filters have seed 0), so Go writes them to
+// snapshot/testdata/routers.json.
+const routers = JSON.parse(
+  readFileSync(new URL('../../snapshot/testdata/routers.json', import.meta.url), 'utf8'),
+).routers;
 export function routerBytes(shardCount) {
-  const words = Math.ceil(shardCount / 64);
-  const b = new Uint8Array(64 + 8 * words + 8);
-  const dv = new DataView(b.buffer);
-  b.set([0x45, 0x42, 0x4c, 0x4d, 1, 1, 1, 0]); // "EBLM", version 1, classic, XXH64, no flags
-  dv.setBigUint64(8, 0x9e3779b97f4a7c15n, true);
-  dv.setBigUint64(16, BigInt(shardCount), true);
-  dv.setUint32(24, 1, true);
-  dv.setBigUint64(56, BigInt(8 * words), true);
-  dv.setBigUint64(b.length - 8, xxh64(b.subarray(0, b.length - 8)), true);
-  return b;
+  const b64 = routers[shardCount];
+  if (b64 === undefined) throw new RangeError(`no router of ${shardCount} shards in snapshot/testdata/routers.json`);
+  return new Uint8Array(Buffer.from(b64, 'base64'));
 }
 
 // shardedContainer builds a container as the Worker does: the router of

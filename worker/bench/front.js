@@ -32,7 +32,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { cpuMs, rss, startDev, startWranglerDev, WORKER_DIR, workerdProcesses } from '../harness.js';
+import { cpuMs, rss, startDev, startWranglerDev, WORKER_DIR, workerdProcesses } from '../../testkit/worker.js';
 
 const N = Number(process.argv[2] ?? 300);
 const workerDir = resolve(process.argv[3] ?? WORKER_DIR);
@@ -41,7 +41,7 @@ const SOAK = Number(process.env.SOAK ?? 3000);
 const ALLOWED_MIB = Number(process.env.ALLOWED_MIB ?? 48);
 const MIB = 1 << 20;
 
-// withPids adds the workerd processes of a server started by harness.js.
+// withPids adds the workerd processes of a server started by testkit/worker.js.
 const withPids = (w) => Object.assign(w, { pids: () => workerdProcesses(w.pid) });
 
 const rows = [];

@@ -14,7 +14,7 @@
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare } from '../harness.js';
+import { buildWorker, startWorker } from '../../testkit/worker.js';
 
 const ROUNDS = Number(process.argv[2] ?? 9);
 const MiB = 2 ** 20;
@@ -49,7 +49,7 @@ const status = (pid, field) =>
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-reload-'));
 try {
   buildWorker(join(dir, 'bundle'));
-  const w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'));
+  const w = await startWorker(join(dir, 'bundle'), join(dir, 'state'));
   const keys = Array.from({ length: 100 }, (_, i) => `https://reload.example/${i}`);
   console.log('| shard | check, in memory | check that loads the shard first | the load |');
   console.log('| --- | --- | --- | --- |');

@@ -6,7 +6,7 @@
 //
 //   node worker/bench/shard-cost.js
 import { init, BloomFilter } from '../../js/node.js';
-import { crc32 } from '../store.js';
+import { crc32 } from '../shard/store.js';
 
 await init(undefined, { memoryLimit: 72 * 2 ** 20 });
 const f = new BloomFilter({ capacity: 1_000_000, errorRate: 0.01 });

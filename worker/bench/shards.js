@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare } from '../harness.js';
+import { buildWorker, startWorker } from '../../testkit/worker.js';
 
 const N = Number(process.argv[2] ?? 60);
 const KEYS = 100;
@@ -26,7 +26,7 @@ const dir = mkdtempSync(join(tmpdir(), 'edgebloom-bench-'));
 try {
   const out = join(dir, 'bundle');
   buildWorker(out);
-  const w = await startMiniflare(out, join(dir, 'state'));
+  const w = await startWorker(out, join(dir, 'state'));
   const sizes = [];
   for (const mib of SIZES) {
     const name = `b${mib}`;

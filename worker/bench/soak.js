@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, rss, startMiniflare, workerdProcesses } from '../harness.js';
+import { buildWorker, rss, startWorker, workerdProcesses } from '../../testkit/worker.js';
 
 const REQUESTS = Number(process.argv[2] ?? 28_000);
 const STEP = Number(process.argv[3] ?? 4_000);
@@ -22,7 +22,7 @@ const dir = mkdtempSync(join(tmpdir(), 'edgebloom-soak-'));
 let w;
 try {
   buildWorker(join(dir, 'bundle'));
-  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'));
+  w = await startWorker(join(dir, 'bundle'), join(dir, 'state'));
   const put = await w.request('PUT', '/v1/filters/soak', { capacity: 1_000_000, errorRate: 0.01, shards: 2 });
   if (put.status !== 201) throw new Error(`PUT: ${put.status}`);
   const send = (i) => {

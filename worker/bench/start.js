@@ -13,7 +13,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { WORKER_DIR } from '../harness.js';
+import { WORKER_DIR } from '../../testkit/worker.js';
 
 const N = 200;
 const goroot = execFileSync('go', ['env', 'GOROOT']).toString().trim();

@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare } from '../harness.js';
+import { buildWorker, startWorker } from '../../testkit/worker.js';
 
 const FILL = Number(process.argv[2] ?? 1_000_000);
 const ROUNDS = Number(process.argv[3] ?? 20);
@@ -28,7 +28,7 @@ await edgebloom.init();
 try {
   const out = join(dir, 'bundle');
   buildWorker(out);
-  const w = await startMiniflare(out, join(dir, 'state'));
+  const w = await startWorker(out, join(dir, 'state'));
   const name = 'sync';
   const put = await w.request('PUT', `/v1/filters/${name}`, { capacity: 1_000_000, errorRate: 0.01, shards: SHARDS });
   if (put.status !== 201) throw new Error(`PUT: ${put.status}`);

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, serveProcess } from '../harness.js';
+import { buildWorker, serveProcess } from '../../testkit/worker.js';
 
 let dir;
 let out;

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare } from '../harness.js';
+import { buildWorker, startWorker } from '../../testkit/worker.js';
 
 let dir;
 let w;
@@ -21,7 +21,7 @@ let b;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'edgebloom-delete-put-'));
   buildWorker(join(dir, 'bundle'));
-  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'), { fronts: 2 });
+  w = await startWorker(join(dir, 'bundle'), join(dir, 'state'), { fronts: 2 });
   [a, b] = w.fronts;
 });
 

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startDev } from '../harness.js';
+import { startDev } from '../../testkit/worker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-dev-'));
 let dev;

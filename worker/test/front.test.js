@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare } from '../harness.js';
+import { buildWorker, startWorker } from '../../testkit/worker.js';
 
 let dir;
 let w;
@@ -17,7 +17,7 @@ let w;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'edgebloom-front-'));
   buildWorker(join(dir, 'bundle'));
-  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'));
+  w = await startWorker(join(dir, 'bundle'), join(dir, 'state'));
 });
 
 after(async () => {

@@ -5,7 +5,7 @@
 // snapshot.test.js covers).
 import { before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { snapshotResponse, PIECE_BYTES, MAX_POSITIONS } from '../snapshot-stream.js';
+import { snapshotResponse, PIECE_BYTES, MAX_POSITIONS } from '../shard/snapshot-stream.js';
 
 let edgebloom;
 before(async () => {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare } from '../harness.js';
+import { buildWorker, startWorker } from '../../testkit/worker.js';
 
 let dir;
 let w;
@@ -19,7 +19,7 @@ let BloomFilter; // the npm module's, imported by name once the build has linked
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'edgebloom-snapshot-'));
   buildWorker(join(dir, 'bundle'));
-  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'));
+  w = await startWorker(join(dir, 'bundle'), join(dir, 'state'));
   const edgebloom = await import('edgebloom');
   await edgebloom.init(undefined, { memoryLimit: 512 * 2 ** 20 });
   BloomFilter = edgebloom.BloomFilter;

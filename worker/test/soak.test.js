@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, rss, startMiniflare, workerdProcesses } from '../harness.js';
+import { buildWorker, rss, startWorker, workerdProcesses } from '../../testkit/worker.js';
 
 const MIB = 1 << 20;
 const REQUESTS = 10_000;
@@ -24,7 +24,7 @@ let w;
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'edgebloom-soak-'));
   buildWorker(join(dir, 'bundle'));
-  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'));
+  w = await startWorker(join(dir, 'bundle'), join(dir, 'state'));
 });
 
 after(async () => {

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, serveProcess as serve } from '../harness.js';
+import { buildWorker, serveProcess as serve } from '../../testkit/worker.js';
 
 let dir;
 let out;

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startDev, startMiniflare, TOKEN, WORKER_DIR } from '../harness.js';
+import { buildWorker, startDev, startWorker, TOKEN, WORKER_DIR } from '../../testkit/worker.js';
 
 const ORIGIN = 'https://app.example';
 let dir;
@@ -59,7 +59,7 @@ const endpoints = [
 const matches = (pattern, name) => (pattern.endsWith('*') ? name.startsWith(pattern.slice(0, -1)) : name === pattern);
 
 test('tokens: a matrix of bad, tampered and scoped tokens against every endpoint', { timeout: 300_000 }, async () => {
-  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'), {
+  w = await startWorker(join(dir, 'bundle'), join(dir, 'state'), {
     bindings: { EDGEBLOOM_ALLOWED_ORIGINS: ORIGIN },
   });
   const req = w.request;
@@ -203,7 +203,7 @@ test('rotation: the previous secret and its tokens work while EDGEBLOOM_TOKEN_PR
   const oldWrite = cliToken(TOKEN, 'write', 'crawl', '1h');
   await w.dispose();
   const NEW = `${TOKEN}-rotated`;
-  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'), {
+  w = await startWorker(join(dir, 'bundle'), join(dir, 'state'), {
     bindings: { EDGEBLOOM_TOKEN: NEW, EDGEBLOOM_TOKEN_PREVIOUS: TOKEN },
   });
   const stats = async (token) => {
@@ -215,7 +215,7 @@ test('rotation: the previous secret and its tokens work while EDGEBLOOM_TOKEN_PR
   assert.equal((await w.request('POST', '/v1/filters/crawl/add', { keys: ['k'] }, { token: oldWrite })).status, 200);
 
   await w.dispose();
-  w = await startMiniflare(join(dir, 'bundle'), join(dir, 'state'), { bindings: { EDGEBLOOM_TOKEN: NEW } });
+  w = await startWorker(join(dir, 'bundle'), join(dir, 'state'), { bindings: { EDGEBLOOM_TOKEN: NEW } });
   assert.deepEqual(await stats(TOKEN), [401, 'unauthorized']);
   assert.deepEqual(await stats(oldRead), [401, 'token_bad_signature']);
   assert.deepEqual(await stats(newRead), [200, undefined]);

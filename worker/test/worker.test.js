@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startMiniflare, TOKEN, WORKER_DIR } from '../harness.js';
+import { buildWorker, startWorker, TOKEN, WORKER_DIR } from '../../testkit/worker.js';
 
 let dir;
 let out;
@@ -24,7 +24,7 @@ before(async () => {
   buildWorker(out);
   edgebloom = await import('edgebloom');
   await edgebloom.init();
-  w = await startMiniflare(out, state);
+  w = await startWorker(out, state);
 });
 
 after(async () => {
@@ -395,7 +395,7 @@ describe('50 concurrent clients, restart, snapshots', () => {
   test('after a restart on the same state: every URL present, stats unchanged', async () => {
     await w.dispose();
     w = undefined;
-    w = await startMiniflare(out, state);
+    w = await startWorker(out, state);
     const present = await checkAll(all);
     assert.ok(present.every(Boolean), 'every URL is present after the restart');
     assert.deepEqual((await req('GET', '/v1/filters/crawl')).json, statsBefore);

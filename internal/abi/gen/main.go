@@ -1,5 +1,5 @@
 // Command gen writes the JavaScript side of package abi: js/abi.js, for the
-// npm module, from internal/abi/abi.go and format.go, and worker/abi.js,
+// npm module, from internal/abi/abi.go and format.go, and worker/shard/abi.js,
 // for the edge service's JavaScript, from service.go. Run it with
 // "go generate ./internal/abi".
 package main
@@ -30,7 +30,7 @@ type output struct {
 
 var outputs = []output{
 	{"js/abi.js", []string{"abi.go", "format.go"}, true},
-	{"worker/abi.js", []string{"service.go"}, false},
+	{"worker/shard/abi.js", []string{"service.go"}, false},
 }
 
 func main() {

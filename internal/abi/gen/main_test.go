@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestGenerated fails when a generated file (js/abi.js, worker/abi.js) is
+// TestGenerated fails when a generated file (js/abi.js, worker/shard/abi.js) is
 // not what internal/abi generates: the JavaScript side of the boundary would
 // no longer match the Go side's.
 func TestGenerated(t *testing.T) {

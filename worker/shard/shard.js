@@ -25,18 +25,15 @@
 // added even if the compaction after it fails.
 
 import { init, BloomFilter } from 'edgebloom';
-import { crashEngine, memoryBudget, memoryBytes } from '../js/test/engine.js';
-import { Store, crc32, logLimit, deltaRecord, deltaLimit } from './store.js';
+import { Store, logLimit, deltaRecord, deltaLimit } from './store.js';
 import { MAX_SHARD_BITS } from './abi.js';
 import { snapshotResponse } from './snapshot-stream.js';
-
-export { crc32 };
 
 // A log that stays under logLimit() is still compacted this long after its
 // first row, so that a quiet shard loads from its chunks alone.
 const IDLE_COMPACT_MS = 10 * 60 * 1000;
 
-class HttpError extends Error {
+export class HttpError extends Error {
   constructor(status, code, message) {
     super(message);
     this.status = status;
@@ -44,7 +41,7 @@ class HttpError extends Error {
   }
 }
 
-function json(status, value) {
+export function json(status, value) {
   return new Response(JSON.stringify(value), { status, headers: { 'Content-Type': 'application/json' } });
 }
 
@@ -52,7 +49,7 @@ function errorResponse(status, code, message, requestId) {
   return json(status, { error: { code, message, ...(requestId ? { requestId } : {}) } });
 }
 
-const engineExited = (err) => err?.code === 'ERR_ENGINE_EXITED';
+export const engineExited = (err) => err?.code === 'ERR_ENGINE_EXITED';
 const tooLarge = (err) => err?.code === 'ERR_TOO_LARGE';
 
 // The memory budget of the isolate's engine (init's memoryLimit). See
@@ -93,6 +90,10 @@ export class Shard {
     // The newest generation deleted here: requests of it or an older one
     // are refused (see open).
     this.floor = this.getKV('floor') ?? 0;
+    // The tests' hooks into this object (test-hooks.js), or null: the
+    // production entry never loads them, and the tests' entry sets them
+    // only when the Worker runs with EDGEBLOOM_TEST_HOOKS=1.
+    this.hooks = null;
   }
 
   // alarm rebuilds the chunks from the log (see logged).
@@ -163,10 +164,7 @@ export class Shard {
     try {
       this.ctx.storage.transactionSync(() => {
         this.store.append(changes);
-        if (this.failNextLog) {
-          this.failNextLog = false;
-          throw new Error('the log write failed (POST /_test/fail-next-log)');
-        }
+        this.hooks?.logWritten();
       });
     } catch (err) {
       // The filter in memory has the add and storage does not: forget it,
@@ -206,14 +204,17 @@ export class Shard {
     // The Go front sends its request id, so that the log lines of both
     // sides of one request can be found together.
     const requestId = request.headers.get('X-Edgebloom-Request-Id') || crypto.randomUUID();
-    if (this.env.EDGEBLOOM_TEST_HOOKS === '1') await this.testGate(request);
+    if (this.hooks) await this.hooks.gate(request);
     try {
       const url = new URL(request.url);
       const body = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
       return await this.withEngine(`request ${requestId}`, () => {
         if (url.pathname === '/meta' || url.pathname === '/cleanup')
           return this.meta(request.method, url.pathname, body);
-        if (url.pathname.startsWith('/_test/')) return this.testHook(url.pathname, body);
+        if (url.pathname.startsWith('/_test/')) {
+          if (!this.hooks) throw new HttpError(404, 'not_found', 'no such endpoint');
+          return this.hooks.serve(url.pathname, body);
+        }
         return this.shard(request, url, body);
       });
     } catch (err) {
@@ -501,110 +502,5 @@ export class Shard {
       return broken(damage);
     }
     return { params, filter };
-  }
-
-  // testGate is where the tests delay a request on its way to this object,
-  // or make the object unreachable (POST /_test/hold, /_test/unreachable).
-  async testGate(request) {
-    const what = `${request.method} ${new URL(request.url).pathname}`;
-    if (what.includes(' /_test/')) return;
-    if (this.unreachable) throw new Error(`${what}: the object is unreachable (POST /_test/unreachable)`);
-    const gate = this.gates?.get(what);
-    if (!gate) return;
-    this.gates.delete(what);
-    gate.arrived();
-    await gate.released;
-  }
-
-  // testHook serves the tests, only when the Worker runs with
-  // EDGEBLOOM_TEST_HOOKS=1. GET /_test/info lists the stored chunks and log
-  // rows, counts the rows and bytes written, and gives the engine's memory;
-  // GET /_test/counters gives the same without the rows (which it reads).
-  // POST /_test/corrupt {"chunk": i, "fixCrc": b} flips one byte of chunk i
-  // (and rewrites its CRC when fixCrc, so only the whole-filter checksum
-  // catches it), {"log": seq} one byte of a log row; it and POST
-  // /_test/evict forget the in-memory filter, as an eviction would. POST
-  // /_test/compact {"spin": n} compacts the log now; before it commits it
-  // logs a line and hashes a megabyte n times, so that a test can kill the
-  // process in the middle. POST /_test/fail-next-log makes the next add's
-  // log write fail inside its transaction. POST /_test/crash stops the
-  // isolate's engine as a Go panic outside recover would (the Go program
-  // exits); the shard keeps its filter, now dead, as it would not know
-  // either. POST /_test/hold {"request": "DELETE /shard"} holds the next
-  // such request before it does anything, until POST /_test/release; POST
-  // /_test/held answers once it is held. POST /_test/unreachable {"on": b}
-  // makes every request but the test hooks fail, as for an object that
-  // cannot be reached (the caller's fetch rejects).
-  testHook(path, body) {
-    if (this.env.EDGEBLOOM_TEST_HOOKS !== '1') throw new HttpError(404, 'not_found', 'no such endpoint');
-    if (path === '/_test/hold') {
-      const { request } = JSON.parse(body);
-      const gate = {};
-      gate.arrival = new Promise((resolve) => (gate.arrived = resolve));
-      gate.released = new Promise((resolve) => (gate.release = resolve));
-      this.gates ??= new Map();
-      this.gates.set(request, gate);
-      this.held = gate;
-      return new Response(null, { status: 204 });
-    }
-    if (path === '/_test/held' || path === '/_test/release') {
-      if (!this.held) throw new HttpError(404, 'not_found', 'nothing is held');
-      if (path === '/_test/release') this.held.release();
-      return this.held.arrival.then(() => new Response(null, { status: 204 }));
-    }
-    if (path === '/_test/unreachable') {
-      this.unreachable = JSON.parse(body).on;
-      return new Response(null, { status: 204 });
-    }
-    if (path === '/_test/info' || path === '/_test/counters') {
-      const rows = path === '/_test/info' ? this.store.info() : {};
-      return json(200, {
-        ...this.store.counters(),
-        ...rows,
-        memoryBytes: memoryBytes(),
-        memoryBudget: memoryBudget(),
-        engineRestarts: this.engineRestarts,
-        evictions: this.evictions,
-      });
-    }
-    if (path === '/_test/fail-next-log') {
-      this.failNextLog = true;
-      return new Response(null, { status: 204 });
-    }
-    if (path === '/_test/crash') {
-      try {
-        crashEngine();
-      } catch (err) {
-        if (!engineExited(err)) throw err;
-        return new Response(null, { status: 204 });
-      }
-      throw new Error('the engine did not stop');
-    }
-    if (path === '/_test/compact') {
-      const { spin = 0 } = JSON.parse(body || '{}');
-      if (!this.state) this.state = this.load();
-      if (!this.state.filter) throw new HttpError(404, 'not_found', 'no live filter to compact');
-      const pause = () => {
-        console.log(`edgebloom shard: compacting, ${this.store.dirty.size} chunks written, not committed`);
-        const mb = new Uint8Array(1 << 20);
-        for (let i = 0; i < spin; i++) mb[i % mb.length] = crc32(mb) & 0xff;
-      };
-      this.store.compact(this.state.filter, pause);
-      return json(200, this.store.info());
-    }
-    if (path === '/_test/corrupt') {
-      const { chunk, fixCrc, log } = JSON.parse(body);
-      const [table, key, id] = log === undefined ? ['chunks', 'i', chunk] : ['log', 'seq', log];
-      const rows = this.sql.exec(`SELECT data, crc FROM ${table} WHERE ${key} = ?`, id).toArray();
-      if (!rows.length) throw new HttpError(404, 'not_found', `no row ${id} in ${table}`);
-      const data = new Uint8Array(rows[0].data);
-      data[data.length >> 1] ^= 0x10;
-      const crc = fixCrc ? crc32(data) : rows[0].crc;
-      this.sql.exec(`UPDATE ${table} SET data = ?, crc = ? WHERE ${key} = ?`, data.buffer, crc, id);
-    } else if (path !== '/_test/evict') {
-      throw new HttpError(404, 'not_found', 'no such test hook');
-    }
-    this.evict();
-    return new Response(null, { status: 204 });
   }
 }

@@ -1,29 +1,43 @@
-// Helpers for the workerd tests in test/: build the Worker the way a deploy
+// The edge service (worker/) for its tests, its benches and the e2e tests: build the Worker the way a deploy
 // does, run it in Miniflare (workerd) or under wrangler dev, and call its API.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { once } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { dirname, join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
+import { freePort, repoRoot } from './process.js';
+import { bundleOptions } from './workerd.js';
 
-export const WORKER_DIR = dirname(fileURLToPath(import.meta.url));
-export const WRANGLER = join(WORKER_DIR, '..', 'node_modules', '.bin', 'wrangler');
-// A child process serving the Worker (serve.js) gets its parent's.
+export const WORKER_DIR = join(repoRoot, 'worker');
+export const WRANGLER = join(repoRoot, 'node_modules', '.bin', 'wrangler');
+// A child process serving the Worker (serve-worker.js) gets its parent's.
 export const TOKEN = process.env.EDGEBLOOM_TEST_TOKEN || randomBytes(16).toString('hex');
 const COMPATIBILITY_DATE = '2026-04-01'; // as in wrangler.jsonc
 
 const quietEnv = () => ({ ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' });
 
-/** Builds and bundles the Worker into outdir with wrangler deploy --dry-run. */
-export function buildWorker(outdir) {
-  execFileSync(WRANGLER, ['deploy', '--dry-run', '--outdir', outdir], {
+// The tests' entry: the production one with the Durable Object's test hooks.
+const TEST_ENTRY = fileURLToPath(new URL('./worker-entry.mjs', import.meta.url));
+
+/**
+ * Builds and bundles the Worker into outdir with wrangler deploy --dry-run:
+ * from the tests' entry (worker-entry.mjs), or with production, from
+ * wrangler.jsonc's "main" alone, as a deploy does. Returns the source files
+ * the bundle holds, relative to the repository's root.
+ */
+export function buildWorker(outdir, { production = false } = {}) {
+  const entry = production ? [] : ['--config', 'wrangler.jsonc', TEST_ENTRY];
+  const meta = join(outdir, 'bundle-meta.json');
+  execFileSync(WRANGLER, ['deploy', '--dry-run', '--outdir', outdir, '--metafile', meta, ...entry], {
     cwd: WORKER_DIR,
     env: quietEnv(),
     stdio: ['ignore', 'ignore', 'inherit'],
   });
+  const { outputs } = JSON.parse(readFileSync(meta, 'utf8'));
+  const inputs = Object.values(outputs).flatMap((o) => Object.keys(o.inputs));
+  return [...new Set(inputs)].map((f) => relative(repoRoot, resolve(WORKER_DIR, f)));
 }
 
 /** An API client over a fetch function. */
@@ -55,17 +69,14 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
  * are set in every Worker's environment besides (or instead of)
  * EDGEBLOOM_TOKEN and EDGEBLOOM_TEST_HOOKS.
  */
-export async function startMiniflare(outdir, stateDir, { port, fronts = 1, bindings } = {}) {
+export async function startWorker(outdir, stateDir, { port, fronts = 1, bindings } = {}) {
   // What the Worker logs (console.*, and Go's stdout and stderr, which
   // syumai/workers sends to console.log): passed on, as Miniflare does by
   // default, and kept for the tests to read.
   let log = '';
   const worker = (name, shards) => ({
     name,
-    modules: true,
-    modulesRoot: outdir,
-    scriptPath: join(outdir, 'worker.js'),
-    modulesRules: [{ type: 'CompiledWasm', include: ['**/*.wasm'] }],
+    ...bundleOptions(outdir, existsSync(join(outdir, 'worker-entry.js')) ? 'worker-entry.js' : 'worker.js'),
     compatibilityDate: COMPATIBILITY_DATE,
     durableObjects: { SHARDS: shards },
     bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1', ...bindings },
@@ -102,7 +113,7 @@ export async function startMiniflare(outdir, stateDir, { port, fronts = 1, bindi
       client((url, init) => mf.dispatchFetch(url, init)),
       ...others.map((f) => client((url, init) => f.fetch(url, init))),
     ],
-    /** Calls a shard's test hook directly (see shard.js testHook). */
+    /** Calls a shard's test hook directly (see worker/shard/test-hooks.js). */
     async hook(object, path, body) {
       const stub = shards.get(shards.idFromName(object));
       const res = await stub.fetch(`http://shard${path}`, {
@@ -140,16 +151,6 @@ export async function startMiniflare(outdir, stateDir, { port, fronts = 1, bindi
     log: () => log,
     dispose: () => mf.dispose(),
   };
-}
-
-/** Returns a free TCP port on 127.0.0.1. */
-export async function freePort() {
-  const srv = createServer().listen(0, '127.0.0.1');
-  await once(srv, 'listening');
-  const { port } = srv.address();
-  srv.close();
-  await once(srv, 'close');
-  return port;
 }
 
 /**
@@ -225,11 +226,11 @@ async function startServer({ command, cwd, env, port, timeoutMs, probe }) {
 }
 
 /**
- * Starts serve.js on the bundle in out and state, in a process group of its
+ * Starts serve-worker.js on the bundle in out and state, in a process group of its
  * own; kill() sends SIGKILL to the group, as a crash would.
  */
 export async function serveProcess(out, state) {
-  const child = spawn(process.execPath, [join(WORKER_DIR, 'serve.js'), out, state], {
+  const child = spawn(process.execPath, [fileURLToPath(new URL('./serve-worker.js', import.meta.url)), out, state], {
     cwd: WORKER_DIR,
     env: { ...process.env, EDGEBLOOM_TEST_TOKEN: TOKEN },
     detached: true,
@@ -247,7 +248,7 @@ export async function serveProcess(out, state) {
   // waitFor resolves once the output matches re.
   const waitFor = async (re) => {
     while (!re.test(log)) {
-      if (child.exitCode !== null) throw new Error(`serve.js exited:\n${log}`);
+      if (child.exitCode !== null) throw new Error(`serve-worker.js exited:\n${log}`);
       await new Promise((r) => waiters.push(r));
     }
     return log.match(re);

@@ -2,12 +2,12 @@
 // build.sh against syumai/workers) handles fetch in one Go instance kept
 // per isolate (front.js), and the Durable Object class of the shards is
 // exported beside it.
-import './build/wasm_exec.js';
+import '../build/wasm_exec.js';
 import { connect } from 'cloudflare:sockets';
-import app from './build/app.wasm';
+import app from '../build/app.wasm';
 import { front, FrontStopped } from './front.js';
 
-export { Shard } from './shard.js';
+export { Shard } from '../shard/shard.js';
 
 function jsonError(status, code, message, requestId) {
   const error = { code, message, ...(requestId ? { requestId } : {}) };

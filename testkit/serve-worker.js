@@ -1,13 +1,13 @@
-// For the crash tests (test/crash.test.js): serves the Worker bundle in argv[2] with its state in argv[3] in a
+// For the crash tests (worker/test/crash.test.js): serves the Worker bundle in argv[2] with its state in argv[3] in a
 // Miniflare (workerd) of its own, so that a test can kill the whole process
 // group with SIGKILL as a crash would. It prints "ready <worker URL>
 // <control URL>"; the control server forwards POST /hook/<object><path> to
 // that Durable Object's test hook. Needs EDGEBLOOM_TEST_TOKEN.
 import { createServer } from 'node:http';
 import { once } from 'node:events';
-import { startMiniflare } from './harness.js';
+import { startWorker } from './worker.js';
 
-const w = await startMiniflare(process.argv[2], process.argv[3], { port: 0 });
+const w = await startWorker(process.argv[2], process.argv[3], { port: 0 });
 const control = createServer(async (req, res) => {
   const [, object, ...rest] = new URL(req.url, 'http://x').pathname.slice(1).split('/');
   const chunks = [];

@@ -25,13 +25,13 @@
 // filter chunk by chunk, checks the whole encoding's checksum, then replays
 // the log; no step holds a second copy of the filter.
 
-import { crc32 } from '../js/crc32.js';
+import { crc32 } from '../../js/crc32.js';
 import {
   HEADER_SIZE as HEADER_BYTES,
   CHECKSUM_SIZE as TRAILER_BYTES,
   DELTA_RECORD_HEADER,
   MAX_VARINT_BYTES,
-} from '../js/abi.js';
+} from '../../js/abi.js';
 import {
   LOG_COUNT_BYTES as COUNT_BYTES,
   LOG_POSITION_BYTES,
