@@ -108,6 +108,8 @@ export async function startWorker(outdir, stateDir, { port, fronts = 1, bindings
   return {
     url,
     request: client((url, init) => mf.dispatchFetch(url, init)),
+    /** A raw fetch to the first front, for a test that reads the body as it comes. */
+    fetch: (url, init) => mf.dispatchFetch(url, init),
     /** API clients of each front: fronts[0] is request's. */
     fronts: [
       client((url, init) => mf.dispatchFetch(url, init)),

@@ -38,6 +38,8 @@ export function snapshotResponse(shard, p, filter) {
     positions: [],
     kept: 0,
     note(changed) {
+      // Counted for the tests (GET /_test/counters: snapshotRaces).
+      if (changed.length > 0) shard.snapshotRaces = (shard.snapshotRaces ?? 0) + 1;
       this.kept += changed.length;
       if (this.kept <= MAX_POSITIONS) this.positions.push(changed);
       else this.positions = null;
@@ -50,6 +52,7 @@ export function snapshotResponse(shard, p, filter) {
     {
       async pull(controller) {
         try {
+          if (shard.hooks) await shard.hooks.hold('PULL /snapshot');
           if (offset === 0) {
             controller.enqueue(head);
             offset = HEADER_BYTES;

@@ -36,6 +36,13 @@ class TestHooks {
     const what = `${request.method} ${new URL(request.url).pathname}`;
     if (what.includes(' /_test/')) return;
     if (this.unreachable) throw new Error(`${what}: the object is unreachable (POST /_test/unreachable)`);
+    await this.hold(what);
+  }
+
+  // hold waits while a test holds what (POST /_test/hold {"request": what}):
+  // a request on its way in ("DELETE /shard"), or a snapshot's first read of
+  // a piece ("PULL /snapshot", snapshot-stream.js).
+  async hold(what) {
     const gate = this.gates?.get(what);
     if (!gate) return;
     this.gates.delete(what);
@@ -90,6 +97,8 @@ class TestHooks {
         memoryBudget: memoryBudget(),
         engineRestarts: this.shard.engineRestarts,
         evictions: this.shard.evictions,
+        // Adds that set bits while a snapshot of the shard was being sent.
+        snapshotRaces: this.shard.snapshotRaces ?? 0,
       });
     }
     if (path === '/_test/fail-next-log') {
