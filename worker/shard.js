@@ -29,6 +29,7 @@ import { crashEngine, memoryBudget, memoryBytes } from '../js/test/engine.js';
 import { Store, crc32, logLimit, deltaRecord, deltaLimit } from './store.js';
 import { MAX_SHARD_BITS } from './abi.js';
 import { snapshotResponse } from './snapshot-stream.js';
+import { checkpoints, countRequest, requestCounts } from './checkpoint-object.js';
 
 export { crc32 };
 
@@ -210,6 +211,9 @@ export class Shard {
     try {
       const url = new URL(request.url);
       const body = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
+      countRequest(request.method, url.pathname);
+      if (url.pathname === '/checkpoints') return checkpoints(this, request.method, url, body);
+      if (url.pathname === '/_test/requests' && this.env.EDGEBLOOM_TEST_HOOKS === '1') return requestCounts();
       return await this.withEngine(`request ${requestId}`, () => {
         if (url.pathname === '/meta' || url.pathname === '/cleanup')
           return this.meta(request.method, url.pathname, body);
@@ -394,10 +398,20 @@ export class Shard {
   changes(filter, p, query) {
     const since = Number(query.get('since'));
     const epoch = Number(query.get('epoch'));
-    if (!Number.isSafeInteger(since) || since < 0 || !Number.isSafeInteger(epoch))
-      throw new HttpError(400, 'bad_shard_request', 'GET /changes takes ?since=POSITION&epoch=EPOCH');
+    // to, when given, bounds the record: a delta between two checkpoints
+    // says the same whenever it is asked for.
+    const to = query.has('to') ? Number(query.get('to')) : this.store.seq;
+    if (
+      !Number.isSafeInteger(since) ||
+      since < 0 ||
+      !Number.isSafeInteger(epoch) ||
+      !Number.isSafeInteger(to) ||
+      to < 0
+    )
+      throw new HttpError(400, 'bad_shard_request', 'GET /changes takes ?since=POSITION&epoch=EPOCH[&to=POSITION]');
     const limit = deltaLimit(filter);
-    const positions = epoch === this.store.epoch ? this.store.changes(since, limit) : null;
+    const bounded = epoch === this.store.epoch && to <= this.store.seq ? this.store.changes(since, limit, to) : null;
+    const positions = bounded?.positions;
     if (!positions)
       return errorResponse(
         410,
@@ -405,11 +419,11 @@ export class Shard {
         `the shard is at ${this.position()} and no longer holds the changes since ${epoch}:${since}`,
       );
     const body =
-      since === this.store.seq
+      since === to
         ? new Uint8Array(0)
-        : deltaRecord(p.index, epoch, since, this.store.seq, filter.count, positions);
+        : deltaRecord(p.index, epoch, since, to, bounded.count ?? filter.count, positions);
     return new Response(body, {
-      headers: { 'Content-Type': 'application/octet-stream', 'X-Edgebloom-Position': this.position() },
+      headers: { 'Content-Type': 'application/octet-stream', 'X-Edgebloom-Position': `${epoch}:${to}` },
     });
   }
 
