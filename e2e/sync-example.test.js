@@ -1,8 +1,9 @@
 // examples/sync/ in headless Chromium against the Worker in workerd
 // (Miniflare, listening on 127.0.0.1): the page keeps a copy of a filter in
 // IndexedDB and syncs it through the service's checkpoints on a timer; keys
-// added to the service show up in the copy, the copy's bytes are /snapshot's, and a reloaded page resumes
-// from IndexedDB with a delta rather than the snapshot. The page is served
+// added to the service show up in the copy, the copy's bytes are
+// /snapshot's, and a reloaded page resumes from IndexedDB with a delta
+// rather than the snapshot. The page is served
 // from an origin of its own, which the Worker lists in
 // EDGEBLOOM_ALLOWED_ORIGINS, and holds a read token: its requests reach the
 // Worker as any page's would (CORS, preflights), with no routing in the
