@@ -211,9 +211,11 @@ export class Shard {
     try {
       const url = new URL(request.url);
       const body = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
-      countRequest(request.method, url.pathname);
+      if (this.env.EDGEBLOOM_TEST_HOOKS === '1') {
+        if (url.pathname === '/_test/requests') return requestCounts();
+        countRequest(request.method, url.pathname);
+      }
       if (url.pathname === '/checkpoints') return checkpoints(this, request.method, url, body);
-      if (url.pathname === '/_test/requests' && this.env.EDGEBLOOM_TEST_HOOKS === '1') return requestCounts();
       return await this.withEngine(`request ${requestId}`, () => {
         if (url.pathname === '/meta' || url.pathname === '/cleanup')
           return this.meta(request.method, url.pathname, body);
