@@ -170,6 +170,27 @@ test(
     const wrongGeneration = await mf.request('GET', `/v1/filters/${name}/checkpoints/${g - 1}/2/delta?from=1`);
     assert.equal(wrongGeneration.status, 410);
     assert.equal(wrongGeneration.json.error.code, 'checkpoint_gone');
+
+    // The filter deleted and made again: the copy's generation is gone, its
+    // next sync loads the new filter's snapshot, and follows it from there.
+    assert.equal((await mf.request('DELETE', `/v1/filters/${name}`)).status, 204);
+    await create(name);
+    const fresh = urls('fresh', 300);
+    await add(name, fresh);
+    const oldDelta = await mf.request(
+      'GET',
+      `/v1/filters/${name}/checkpoints/${g}/${reader.n + 1}/delta?from=${reader.n}`,
+    );
+    assert.equal(oldDelta.status, 410);
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      await reader.sync();
+      if (reader.generation !== g && reader.filter.hasMany(fresh).every(Boolean)) break;
+      assert.ok(Date.now() < deadline, 'the copy never followed the new filter');
+      await delay(50);
+    }
+    const snap = await mf.request('GET', `/v1/filters/${name}/snapshot`);
+    assert.deepEqual(reader.filter.toBytes(), snap.bytes, "the copy's bytes are the new filter's snapshot");
   },
 );
 
