@@ -1,8 +1,9 @@
 // examples/sync/ in headless Chromium against the Worker in workerd
 // (Miniflare, listening on 127.0.0.1): the page keeps a copy of a filter in
-// IndexedDB and syncs it on a timer; keys added to the service show up in
-// the copy, the copy's bytes are /snapshot's, and a reloaded page resumes
-// from IndexedDB with a delta rather than the snapshot. The page is served
+// IndexedDB and syncs it through the service's checkpoints on a timer; keys
+// added to the service show up in the copy, the copy's bytes are
+// /snapshot's, and a reloaded page resumes from IndexedDB with a delta
+// rather than the snapshot. The page is served
 // from an origin of its own, which the Worker lists in
 // EDGEBLOOM_ALLOWED_ORIGINS, and holds a read token: its requests reach the
 // Worker as any page's would (CORS, preflights), with no routing in the
@@ -32,7 +33,7 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
   const elsewhere = await serve({ dirs });
   const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), {
     port: 0,
-    bindings: { EDGEBLOOM_ALLOWED_ORIGINS: origin },
+    bindings: { EDGEBLOOM_ALLOWED_ORIGINS: origin, EDGEBLOOM_CHECKPOINT_SECONDS: '1' },
   });
   after(() => w.dispose());
   const service = new URL(w.url).origin;
@@ -65,7 +66,7 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
   const snapshot = async () => [...(await w.request('GET', `/v1/filters/${name}/snapshot`)).bytes];
 
   await open();
-  await until('the first sync', (s) => s.syncs >= 1);
+  await until('the first sync', (s) => s.formats.length >= 1);
   assert.deepEqual(
     await page.evaluate((k) => window.syncExample.has(k), first),
     first.map(() => true),
@@ -86,18 +87,28 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
   );
   assert.deepEqual(Object.values(await page.evaluate(() => window.syncExample.bytes())), await snapshot());
 
-  // A reload resumes from IndexedDB: its first sync is a delta.
+  // A reload resumes from IndexedDB: no snapshot again, the next keys come
+  // as a delta.
   await page.reload();
   const again = await until('the first sync after the reload', (s) => s.syncs >= 1);
   assert.equal(again.fromStorage, true);
-  assert.equal(again.formats[0], 'delta');
+  const third = urls('third', 50);
+  assert.equal((await w.request('POST', `/v1/filters/${name}/add`, { keys: third })).status, 200);
+  const resumed = await until('the keys added after the reload', (s) => s.formats.length >= 1);
+  assert.deepEqual(resumed.formats, ['delta']);
+  for (let i = 0; ; i++) {
+    if ((await page.evaluate((k) => window.syncExample.has(k), third)).every(Boolean)) break;
+    assert.ok(i < 300, 'the keys added after the reload never reached the copy');
+    await new Promise((r) => setTimeout(r, 100));
+  }
   assert.deepEqual(
     await page.evaluate((k) => window.syncExample.has(k), [...first, ...later]),
     [...first, ...later].map(() => true),
   );
+  assert.deepEqual(Object.values(await page.evaluate(() => window.syncExample.bytes())), await snapshot());
   chromium.assertClean();
   assert.ok(
-    chromium.requests.some((u) => u.startsWith(`${service}/v1/filters/${name}/changes`)),
+    chromium.requests.some((u) => u.startsWith(`${service}/v1/filters/${name}/checkpoints/`)),
     'the page called the Worker itself',
   );
 

@@ -1,8 +1,10 @@
 // Keeps a copy of an edgebloom service filter in this page: loaded from
-// IndexedDB if a copy is there, else from GET /v1/filters/{name}/changes,
-// then kept up with ?since=CURSOR on a timer (worker/README.md, "Keeping a
-// local copy in sync"). After each sync the copy and its cursor go back to
-// IndexedDB, so a reload resumes with a delta, not the whole snapshot.
+// IndexedDB if a copy is there, else from the snapshot of the service's
+// latest checkpoint, then kept up on a timer with the deltas between
+// checkpoints (worker/README.md, "Syncing through checkpoints"), which every
+// reader of the filter shares from the edge cache: a million pages cost the
+// service what one does. After each sync the copy and its checkpoint go
+// back to IndexedDB, so a reload resumes with a delta, not the snapshot.
 //
 // The page may be served from any origin the service lists in
 // EDGEBLOOM_ALLOWED_ORIGINS (?service= is the service's URL; the page's own
@@ -20,7 +22,7 @@ const name = params.get('filter') ?? 'crawl';
 const every = Number(params.get('every') ?? 30_000);
 const status = document.getElementById('status');
 
-// IndexedDB: one record a filter name, {bytes, cursor}.
+// IndexedDB: one record a filter name, {bytes, at}.
 const db = new Promise((resolve, reject) => {
   const open = indexedDB.open('edgebloom-sync', 1);
   open.onupgradeneeded = () => open.result.createObjectStore('copies');
@@ -37,34 +39,50 @@ async function idb(mode, op) {
 }
 
 let copy = null;
-let cursor = null;
+// The checkpoint the copy is at: {generation, checkpoint, cursor}.
+let at = null;
 const state = { syncs: 0, formats: [], bytes: 0, fromStorage: false, error: null };
 
-async function sync() {
-  const since = cursor ? `?since=${encodeURIComponent(cursor)}` : '';
-  const res = await fetch(`${service}/v1/filters/${encodeURIComponent(name)}/changes${since}`, {
+async function get(path) {
+  const res = await fetch(`${service}/v1/filters/${encodeURIComponent(name)}/checkpoints/${path}`, {
     headers: { Authorization: `Bearer ${token}` },
   });
-  if (!res.ok) {
+  if (!res.ok && res.status !== 410) {
     // token_expired, token_bad_signature, token_other_filter, ...: the
     // error's code says what to do (worker/README.md, "Tokens").
     const { error } = await res.json().catch(() => ({ error: { code: 'unknown', message: res.statusText } }));
-    throw Object.assign(new Error(`GET /changes: ${res.status} ${error.code}: ${error.message}`), { code: error.code });
+    throw Object.assign(new Error(`GET ${path}: ${res.status} ${error.code}: ${error.message}`), { code: error.code });
   }
-  const bytes = new Uint8Array(await res.arrayBuffer());
-  const format = res.headers.get('X-Edgebloom-Format');
-  if (format === 'delta') {
-    cursor = applyDelta(copy, bytes, cursor);
+  return res;
+}
+
+async function sync() {
+  const latest = await (await get('latest')).json();
+  const same = at && at.generation === latest.generation;
+  let format = 'none';
+  let bytes = new Uint8Array(0);
+  if (same && at.checkpoint === latest.checkpoint) {
+    // Nothing new since the copy's checkpoint.
   } else {
-    // The first sync, or the service could not give a delta (see X-Edgebloom-Resync).
-    copy?.free();
-    copy = fromBytes(bytes);
-    cursor = res.headers.get('X-Edgebloom-Cursor');
+    const base = `${latest.generation}/${latest.checkpoint}`;
+    let res = same && at.checkpoint >= latest.oldest ? await get(`${base}/delta?from=${at.checkpoint}`) : null;
+    if (res?.ok) {
+      bytes = new Uint8Array(await res.arrayBuffer());
+      applyDelta(copy, bytes, at.cursor);
+    } else {
+      // The first sync, another generation, or a checkpoint too old (410).
+      res = await get(`${base}/snapshot`);
+      bytes = new Uint8Array(await res.arrayBuffer());
+      copy?.free();
+      copy = fromBytes(bytes);
+    }
+    format = res.headers.get('X-Edgebloom-Format');
+    at = { generation: latest.generation, checkpoint: latest.checkpoint, cursor: latest.cursor };
+    await idb('readwrite', (s) => s.put({ bytes: copy.toBytes(), at }, name));
+    state.formats.push(format);
+    state.bytes += bytes.length;
   }
-  await idb('readwrite', (s) => s.put({ bytes: copy.toBytes(), cursor }, name));
   state.syncs++;
-  state.formats.push(format);
-  state.bytes += bytes.length;
   status.textContent = `${state.syncs} syncs (last: ${format}, ${bytes.length} bytes); ${copy.count} keys`;
 }
 
@@ -73,7 +91,7 @@ async function main() {
   const saved = await idb('readonly', (s) => s.get(name));
   if (saved) {
     copy = fromBytes(saved.bytes);
-    cursor = saved.cursor;
+    at = saved.at;
     state.fromStorage = true;
   }
   const tick = async () => {

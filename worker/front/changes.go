@@ -9,15 +9,12 @@ package main
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 
-	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
@@ -90,18 +87,7 @@ func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Req
 		}
 		return s.writeSnapshot(ctx, w, name, p, first)
 	}
-	m, k, _ := bloom.Optimal(shardCapacity(p), p.ErrorRate)
-	records := 0
-	for _, part := range parts {
-		if len(part) > 0 {
-			records++
-		}
-	}
-	out := snapshot.AppendDeltaHeader(nil, p.Generation, 0, m, k, uint32(p.Shards), uint32(records))
-	for _, part := range parts {
-		out = append(out, part...)
-	}
-	out = binary.LittleEndian.AppendUint32(out, crc32.ChecksumIEEE(out))
+	out := assembleDelta(p, parts)
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("X-Edgebloom-Format", "delta")
 	h.Set("Content-Length", strconv.Itoa(len(out)))

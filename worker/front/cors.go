@@ -8,7 +8,7 @@ import (
 )
 
 // Cross-origin requests (CORS): a page on another origin may call the read
-// endpoints (a filter's statistics, check, snapshot and changes) when its
+// endpoints (a filter's statistics, check, snapshot, changes and checkpoints) when its
 // origin is one the operator lists in EDGEBLOOM_ALLOWED_ORIGINS,
 // comma-separated ("https://app.example, https://www.example"; "*" for
 // every origin but "null"). None is listed by default. Writes, deletes
@@ -26,6 +26,9 @@ const corsMaxAge = "7200"
 // corsMethods returns the methods a page on an allowed origin may use on
 // path, or "" for an endpoint that is not a read endpoint.
 func corsMethods(path string) string {
+	if _, _, ok := checkpointPath(path); ok {
+		return "GET"
+	}
 	_, action, ok := splitPath(path)
 	if !ok {
 		return ""

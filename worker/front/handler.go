@@ -104,6 +104,9 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 		}
 		return s.testHook(w, r)
 	}
+	if name, rest, ok := checkpointPath(r.URL.Path); ok {
+		return s.serveCheckpoints(w, r, access, name, rest)
+	}
 	name, action, ok := splitPath(r.URL.Path)
 	if !ok {
 		return errorf(http.StatusNotFound, "not_found", "no such endpoint: %s", r.URL.Path)

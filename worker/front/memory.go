@@ -56,6 +56,8 @@ type memoryShard struct {
 	// position i+1). Nothing is compacted here: the whole log is the tail.
 	epoch uint32
 	log   [][]uint64
+	// counts[i] is the filter's count after row i.
+	counts []uint64
 }
 
 func newMemoryObjects() *memoryObjects {
@@ -74,6 +76,8 @@ func (o *memoryObjects) Fetch(ctx context.Context, object, method, path string, 
 	rec := httptest.NewRecorder()
 	if name, ok := strings.CutPrefix(object, "meta:"); ok {
 		o.serveMeta(rec, name, method, path, body)
+	} else if name, ok := strings.CutPrefix(object, "ckpt:"); ok {
+		o.serveCheckpoints(rec, name, method, path, body)
 	} else {
 		o.serveShard(rec, object, method, path, header, body)
 	}
@@ -233,6 +237,7 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 		}
 		if len(row) > 0 {
 			sh.log = append(sh.log, row)
+			sh.counts = append(sh.counts, f.Count())
 		}
 		writeJSON(w, 200, map[string][]bool{map[string]string{"/add": "added", "/check": "present"}[path]: out})
 	case "/stats":
@@ -259,10 +264,20 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			writeError(w, "", errorf(400, "bad_shard_request", "GET /changes takes ?since=POSITION&epoch=EPOCH"))
 			return
 		}
-		to := uint64(len(sh.log))
+		to, count := uint64(len(sh.log)), f.Count()
+		if q.Has("to") {
+			var err error
+			if to, err = strconv.ParseUint(q.Get("to"), 10, 64); err != nil || to > uint64(len(sh.log)) {
+				writeError(w, "", errorf(410, "changes_gone", "the shard is at %s", sh.position()))
+				return
+			}
+			if to > 0 {
+				count = sh.counts[to-1]
+			}
+		}
 		var pos []uint64
 		if uint32(epoch) == sh.epoch && since <= to {
-			for _, row := range sh.log[since:] {
+			for _, row := range sh.log[since:to] {
 				pos = append(pos, row...)
 			}
 		}
@@ -270,10 +285,10 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			writeError(w, "", errorf(410, "changes_gone", "the shard is at %s and no longer holds the changes since %d:%d", sh.position(), epoch, since))
 			return
 		}
-		w.Header().Set(positionHeader, sh.position())
+		w.Header().Set(positionHeader, strconv.FormatUint(uint64(sh.epoch), 10)+":"+strconv.FormatUint(to, 10))
 		if since < to {
 			w.Write(snapshot.AppendDeltaRecord(nil, snapshot.DeltaRecord{
-				Shard: uint32(p.Index), Epoch: sh.epoch, From: since, To: to, Count: f.Count(), Positions: pos,
+				Shard: uint32(p.Index), Epoch: sh.epoch, From: since, To: to, Count: count, Positions: pos,
 			}))
 		}
 	default:

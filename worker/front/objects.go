@@ -40,13 +40,26 @@ import (
 //	  GET    /position → {"epoch", "position"}: the epoch of the shard's
 //	                     storage (random, drawn when it is made) and the
 //	                     last row of its log (rows count 1, 2, 3, ...)
-//	  GET    /changes?since=P&epoch=E → binary: the shard's record of a
-//	                     delta (docs/format.md, "Deltas") from position P,
-//	                     empty when nothing is new, with X-Edgebloom-Position;
+//	  GET    /changes?since=P&epoch=E[&to=Q] → binary: the shard's record
+//	                     of a delta (docs/format.md, "Deltas") from position
+//	                     P to Q (default: the last row), with the count after
+//	                     row Q, empty when P is Q, with X-Edgebloom-Position
+//	                     E:Q;
 //	                     410 changes_gone when the shard no longer holds the
 //	                     rows after P of epoch E (see worker/README.md,
 //	                     "Keeping a local copy in sync")
 //	  DELETE /shard    → 204
+//	object "ckpt:{name}", the filter's checkpoints (shard/checkpoint-object.js,
+//	checkpoints.go):
+//	  GET    /checkpoints?generation=G&interval=MS → {"generation",
+//	                     "checkpoints": [{"n", "cursor", "time"}], "due"}:
+//	                     due for one caller at a time (a 10 s lease) once MS
+//	                     passed since the last check
+//	  POST   /checkpoints {"generation", "after", "cursor"} → the same:
+//	                     cursor becomes checkpoint after+1 if after is the
+//	                     newest and cursor differs from it
+//	  409 stale_generation for an older generation; a newer one starts an
+//	  empty list. The last 64 checkpoints are kept.
 //
 // A generation is a positive integer that only grows: each filter made under
 // a name gets a later one than every filter of the name before it (the meta

@@ -82,8 +82,9 @@ func TestSnapshotCutShortIsLogged(t *testing.T) {
 		}))
 		t.Cleanup(srv.Close)
 		c := &client{t, srv.URL}
-		// Three shards of about 1.2 MB: more than the connection buffers.
-		c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 3_000_000, "errorRate": 0.01, "shards": 3}, 201)
+		// Three shards of about 8 MB: far more than loopback's connection
+		// buffers, which Linux grows to several megabytes.
+		c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 20_000_000, "errorRate": 0.01, "shards": 3}, 201)
 		logs := captureLog(t)
 		res := c.send("GET", "/v1/filters/f/snapshot", "", "Cf-Ray", "ray-gone")
 		io.ReadFull(res.Body, make([]byte, 100))

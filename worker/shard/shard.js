@@ -28,6 +28,7 @@ import { init, BloomFilter } from 'edgebloom';
 import { Store, logLimit, deltaRecord, deltaLimit } from './store.js';
 import { MAX_SHARD_BITS } from './abi.js';
 import { snapshotResponse } from './snapshot-stream.js';
+import { checkpoints } from './checkpoint-object.js';
 
 // A log that stays under logLimit() is still compacted this long after its
 // first row, so that a quiet shard loads from its chunks alone.
@@ -208,6 +209,7 @@ export class Shard {
     try {
       const url = new URL(request.url);
       const body = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
+      if (url.pathname === '/checkpoints') return checkpoints(this, request.method, url, body);
       return await this.withEngine(`request ${requestId}`, () => {
         if (url.pathname === '/meta' || url.pathname === '/cleanup')
           return this.meta(request.method, url.pathname, body);
@@ -395,10 +397,20 @@ export class Shard {
   changes(filter, p, query) {
     const since = Number(query.get('since'));
     const epoch = Number(query.get('epoch'));
-    if (!Number.isSafeInteger(since) || since < 0 || !Number.isSafeInteger(epoch))
-      throw new HttpError(400, 'bad_shard_request', 'GET /changes takes ?since=POSITION&epoch=EPOCH');
+    // to, when given, bounds the record: a delta between two checkpoints
+    // says the same whenever it is asked for.
+    const to = query.has('to') ? Number(query.get('to')) : this.store.seq;
+    if (
+      !Number.isSafeInteger(since) ||
+      since < 0 ||
+      !Number.isSafeInteger(epoch) ||
+      !Number.isSafeInteger(to) ||
+      to < 0
+    )
+      throw new HttpError(400, 'bad_shard_request', 'GET /changes takes ?since=POSITION&epoch=EPOCH[&to=POSITION]');
     const limit = deltaLimit(filter);
-    const positions = epoch === this.store.epoch ? this.store.changes(since, limit) : null;
+    const bounded = epoch === this.store.epoch && to <= this.store.seq ? this.store.changes(since, limit, to) : null;
+    const positions = bounded?.positions;
     if (!positions)
       return errorResponse(
         410,
@@ -406,11 +418,11 @@ export class Shard {
         `the shard is at ${this.position()} and no longer holds the changes since ${epoch}:${since}`,
       );
     const body =
-      since === this.store.seq
+      since === to
         ? new Uint8Array(0)
-        : deltaRecord(p.index, epoch, since, this.store.seq, filter.count, positions);
+        : deltaRecord(p.index, epoch, since, to, bounded.count ?? filter.count, positions);
     return new Response(body, {
-      headers: { 'Content-Type': 'application/octet-stream', 'X-Edgebloom-Position': this.position() },
+      headers: { 'Content-Type': 'application/octet-stream', 'X-Edgebloom-Position': `${epoch}:${to}` },
     });
   }
 

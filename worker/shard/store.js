@@ -219,31 +219,39 @@ export class Store {
   }
 
   /**
-   * What the log holds from position since (exclusive) to this.seq, for a
-   * delta: the positions set, or null when the log no longer holds all of
-   * it (folded into the chunks past the tail, or a position this storage
-   * never had), or when they pass maxBytes (the snapshot is the better
-   * deal then).
+   * What the log holds from position since (exclusive) to position to
+   * (inclusive, at most this.seq), for a delta: {positions, count}, the
+   * positions set and the count after row to; or null when the log no
+   * longer holds all of it (folded into the chunks past the tail, or a
+   * position this storage never had), or when they pass maxBytes (the
+   * snapshot is the better deal then).
    */
-  changes(since, maxBytes) {
-    if (since === this.seq) return new Uint32Array(0);
-    if (since > this.seq) return null;
+  changes(since, maxBytes, to = this.seq) {
+    if (since === to) return { positions: new Uint32Array(0), count: undefined };
+    if (since > to || to > this.seq) return null;
     const [{ first, bytes }] = this.sql
-      .exec('SELECT min(seq) AS first, sum(length(data)) AS bytes FROM log WHERE seq > ?', since)
+      .exec('SELECT min(seq) AS first, sum(length(data)) AS bytes FROM log WHERE seq > ? AND seq <= ?', since, to)
       .toArray();
-    if (first !== since + 1 || bytes > maxBytes + COUNT_BYTES * (this.seq - since)) return null;
+    if (first !== since + 1 || bytes > maxBytes + COUNT_BYTES * (to - since)) return null;
     // Checked before anything is allocated: at most maxBytes of positions.
-    const out = new Uint32Array((bytes - COUNT_BYTES * (this.seq - since)) / 4);
+    const out = new Uint32Array((bytes - COUNT_BYTES * (to - since)) / 4);
     let n = 0;
-    for (const row of this.sql.exec('SELECT seq, data, crc FROM log WHERE seq > ? ORDER BY seq', since)) {
+    let count;
+    for (const row of this.sql.exec(
+      'SELECT seq, data, crc FROM log WHERE seq > ? AND seq <= ? ORDER BY seq',
+      since,
+      to,
+    )) {
       const data = new Uint8Array(row.data);
       // A damaged row of the tail is no damage of the filter (the chunks
       // hold it): the copy gets the snapshot instead.
       if (crc32(data) !== row.crc || (data.length - COUNT_BYTES) % 4 !== 0) return null;
       const view = new DataView(data.buffer);
+      // Every row of an add holds the count after the whole add.
+      count = Number(view.getBigUint64(0, true));
       for (let i = COUNT_BYTES; i < data.length && n < out.length; i += 4) out[n++] = view.getUint32(i, true);
     }
-    return n === out.length ? out : null;
+    return n === out.length ? { positions: out, count } : null;
   }
 
   // writeChunks writes the dirty chunks and the header chunk from filter.

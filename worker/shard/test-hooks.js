@@ -9,6 +9,11 @@ import { crashEngine, memoryBudget, memoryBytes } from '../../js/test/engine.js'
 import { Shard as ProductionShard, HttpError, engineExited, json } from './shard.js';
 import { crc32 } from './store.js';
 
+// Requests served by the objects of this isolate, by "METHOD /path" (the
+// test hooks not counted), for the tests that count what readers cost the
+// Durable Objects: GET /_test/requests.
+const served = new Map();
+
 export class Shard extends ProductionShard {
   constructor(ctx, env) {
     super(ctx, env);
@@ -35,6 +40,7 @@ class TestHooks {
   async gate(request) {
     const what = `${request.method} ${new URL(request.url).pathname}`;
     if (what.includes(' /_test/')) return;
+    served.set(what, (served.get(what) ?? 0) + 1);
     if (this.unreachable) throw new Error(`${what}: the object is unreachable (POST /_test/unreachable)`);
     await this.hold(what);
   }
@@ -69,6 +75,7 @@ class TestHooks {
   // makes every request but the test hooks fail, as for an object that
   // cannot be reached (the caller's fetch rejects).
   serve(path, body) {
+    if (path === '/_test/requests') return json(200, Object.fromEntries(served));
     if (path === '/_test/hold') {
       const { request } = JSON.parse(body);
       const gate = {};

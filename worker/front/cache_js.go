@@ -1,0 +1,79 @@
+//go:build js && wasm
+
+package main
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"syscall/js"
+	"time"
+
+	"github.com/syumai/workers/cloudflare"
+	"github.com/syumai/workers/cloudflare/cache"
+)
+
+// getenv reads the front's settings from the Worker's environment.
+func getenv(k string) string { return cloudflare.Getenv(k) }
+
+// The edge cache is the Cache API's default cache of the colo
+// (syumai/workers' cloudflare/cache). An entry lives for its max-age or
+// until the colo evicts it; a miss only costs the objects one more read.
+func edgeRequest(key string) *http.Request {
+	req, _ := http.NewRequest(http.MethodGet, key, nil)
+	return req
+}
+
+func cacheMatchStream(key string) *http.Response {
+	res, err := cache.New().Match(edgeRequest(key), nil)
+	if err != nil || res == nil || res.StatusCode != http.StatusOK {
+		return nil
+	}
+	return res
+}
+
+func cacheMatch(key string) *cachedAnswer {
+	res := cacheMatchStream(key)
+	if res == nil {
+		return nil
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
+		return nil
+	}
+	h := http.Header{}
+	for _, k := range []string{"Content-Type", "ETag", "X-Edgebloom-Format", clientCacheControl} {
+		// syumai/workers splits a header's value at its commas.
+		if v := res.Header.Values(k); len(v) > 0 {
+			h.Set(k, strings.Join(v, ", "))
+		}
+	}
+	return &cachedAnswer{header: h, body: body}
+}
+
+func cachePut(key string, header http.Header, body []byte) {
+	cachePutStream(key, header, bytes.NewReader(body), int64(len(body)))
+}
+
+func cachePutStream(key string, header http.Header, body io.Reader, length int64) error {
+	res := &http.Response{StatusCode: http.StatusOK, Header: header, Body: io.NopCloser(body), ContentLength: length}
+	return cache.New().Put(edgeRequest(key), res)
+}
+
+// pause waits d through the host's setTimeout, called from the waiting
+// request's own turn, so that workerd sees that request wait for a timer
+// of its own (Go's sleep sets one timer for the whole instance, in
+// whichever request's turn it goes idle: a request that waited on it alone
+// would be canceled as hung).
+func pause(d time.Duration) {
+	done := make(chan struct{})
+	f := js.FuncOf(func(js.Value, []js.Value) any {
+		close(done)
+		return nil
+	})
+	js.Global().Get("setTimeout").Invoke(f, d.Milliseconds())
+	<-done
+	f.Release()
+}

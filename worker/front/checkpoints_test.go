@@ -1,0 +1,112 @@
+//go:build !(js && wasm)
+
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestCheckpointDeltas: the delta between two checkpoints, consecutive or
+// joined from consecutive ones, is byte for byte what /changes answers from
+// the first checkpoint's cursor while the service is at the second's, and it
+// never changes once published.
+func TestCheckpointDeltas(t *testing.T) {
+	t.Setenv("EDGEBLOOM_CHECKPOINT_SECONDS", "1")
+	c, _ := newTestServer(t)
+	c.json("PUT", "/v1/filters/ck", map[string]any{"capacity": 10000, "errorRate": 0.01, "shards": 2}, 201)
+	type latest struct {
+		Generation uint64 `json:"generation"`
+		Checkpoint uint64 `json:"checkpoint"`
+		Cursor     string `json:"cursor"`
+		Oldest     uint64 `json:"oldest"`
+	}
+	// next adds keys and waits for the checkpoint after them.
+	var last latest
+	next := func(round int) latest {
+		t.Helper()
+		var keys []string
+		for i := range 40 {
+			keys = append(keys, fmt.Sprintf("https://r%d.example/%d", round, i))
+		}
+		if status, body, _ := c.do("POST", "/v1/filters/ck/add", keysBody(keys)); status != 200 {
+			t.Fatalf("add: %d %s", status, body)
+		}
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			status, body, h := c.do("GET", "/v1/filters/ck/checkpoints/latest", "")
+			var l latest
+			if status != 200 || json.Unmarshal(body, &l) != nil || !strings.HasPrefix(h.Get("Cache-Control"), "private, max-age=") {
+				t.Fatalf("latest: %d %s %v", status, body, h)
+			}
+			if l.Checkpoint > last.Checkpoint {
+				last = l
+				return l
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no checkpoint after round %d within 10 s", round)
+			}
+		}
+	}
+	c1 := next(1)
+	c2 := next(2)
+	delta := func(from, to latest) ([]byte, string) {
+		t.Helper()
+		status, body, h := c.do("GET", fmt.Sprintf("/v1/filters/ck/checkpoints/%d/%d/delta?from=%d", to.Generation, to.Checkpoint, from.Checkpoint), "")
+		if status != 200 || h.Get("Cache-Control") != fmt.Sprintf("private, max-age=%d, immutable", immutableSeconds) || h.Get("ETag") == "" {
+			t.Fatalf("delta %d to %d: %d %s %v", from.Checkpoint, to.Checkpoint, status, body, h)
+		}
+		return body, h.Get("ETag")
+	}
+	changes := func(from latest) []byte {
+		t.Helper()
+		status, body, _ := c.do("GET", "/v1/filters/ck/changes?since="+from.Cursor, "")
+		if status != 200 {
+			t.Fatalf("changes: %d %s", status, body)
+		}
+		return body
+	}
+	d12, etag := delta(c1, c2)
+	if want := changes(c1); !bytes.Equal(d12, want) {
+		t.Fatalf("delta 1 to 2 is %d bytes, not /changes' %d", len(d12), len(want))
+	}
+	c3 := next(3)
+	d13, _ := delta(c1, c3)
+	if want := changes(c1); !bytes.Equal(d13, want) {
+		t.Fatalf("delta 1 to 3 (joined) is %d bytes, not /changes' %d", len(d13), len(want))
+	}
+	if again, _ := delta(c1, c2); !bytes.Equal(again, d12) {
+		t.Fatal("the delta from 1 to 2 changed after checkpoint 3")
+	}
+	if status, _, _ := c.do("GET", fmt.Sprintf("/v1/filters/ck/checkpoints/%d/2/delta?from=1", c2.Generation), "", "If-None-Match", etag); status != 304 {
+		t.Fatalf("If-None-Match: %d; want 304", status)
+	}
+	for _, tt := range []struct {
+		path string
+		want int
+		code string
+	}{
+		{fmt.Sprintf("/%d/9/delta?from=1", c3.Generation), 404, "checkpoint_unknown"},
+		{fmt.Sprintf("/%d/3/delta?from=3", c3.Generation), 400, "invalid_params"},
+		{fmt.Sprintf("/%d/3/delta", c3.Generation), 400, "invalid_params"},
+		{fmt.Sprintf("/%d/3/delta?from=1", c3.Generation+1), 410, "checkpoint_gone"},
+		{"/x/3/delta?from=1", 404, "not_found"},
+		{fmt.Sprintf("/%d/3/other", c3.Generation), 404, "not_found"},
+	} {
+		status, body, _ := c.do("GET", "/v1/filters/ck/checkpoints"+tt.path, "")
+		if status != tt.want || !strings.Contains(string(body), `"`+tt.code+`"`) {
+			t.Errorf("GET checkpoints%s: %d %s; want %d %s", tt.path, status, body, tt.want, tt.code)
+		}
+	}
+	if status, _, h := c.do("POST", "/v1/filters/ck/checkpoints/latest", ""); status != 405 || h.Get("Allow") != "GET" {
+		t.Errorf("POST latest: %d %v", status, h)
+	}
+	// The snapshot of a checkpoint carries its cursor.
+	status, snap, h := c.do("GET", fmt.Sprintf("/v1/filters/ck/checkpoints/%d/%d/snapshot", c3.Generation, c3.Checkpoint), "")
+	if status != 200 || h.Get("X-Edgebloom-Cursor") != c3.Cursor || len(snap) == 0 {
+		t.Fatalf("snapshot: %d %v", status, h)
+	}
+}
