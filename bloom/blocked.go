@@ -567,12 +567,13 @@ func blockedFPR(lambda float64) float64 {
 	logLambda, log31of32 := math.Log(lambda), math.Log1p(-1.0/32)
 	var sum float64
 	// lg is ln j!, summed rather than math.Lgamma(j + 1), which links
-	// math's sin, cos and tables into every wasm build: 11.7 kB raw,
-	// 3.8 kB gzipped. Likewise 1 - Exp rather than -Expm1 (the argument is
-	// at most ln(31/32), far from where Expm1 is needed) and the builtin
-	// min and max: 3.4 kB more. The rate differs from the one with Lgamma
-	// and Expm1 by at most 1e-11 of itself, and OptimalBlocks gives the same
-	// blocks with either.
+	// math's sin, cos and tables into every wasm build. Likewise 1 - Exp
+	// rather than -Expm1 (the argument is at most ln(31/32), far from where
+	// Expm1 is needed) and the builtin min and max, which link more of
+	// package math (what each costs: docs/size.md, "What each choice
+	// saves"). The rate differs from the one with Lgamma and Expm1 by at
+	// most 1e-11 of itself, and OptimalBlocks gives the same blocks with
+	// either.
 	lg := 0.0
 	for i := 2.0; i <= lo; i++ {
 		lg += math.Log(i)

@@ -156,10 +156,10 @@ func (f *Filter) add(h uint64) bool {
 	// loading all k words first and then setting the missing bits (what
 	// addAtomic does, to spend no locked instruction on a bit already set),
 	// and against an unconditional OR of every word, this was the fastest:
-	// 5% faster at 1M keys and 22% at 10M than load-all-then-set, whose
-	// array of positions and second loop cost more than the branch
-	// mispredictions saved (bench/README.md). A key already present writes
-	// nothing.
+	// load-all-then-set's array of positions and second loop cost more than
+	// the branch mispredictions they saved, the more so the larger the
+	// filter (bench/README.md, "Figures the code's design rests on"). A key
+	// already present writes nothing.
 	words, m, k := f.words, f.m, uint64(f.k)
 	fresh := false
 	x, y := start(h, m)
@@ -226,8 +226,8 @@ func (f *Filter) TargetFPR() float64 { return f.fpRate }
 // SetBits returns the number of bits set. It counts all m bits, so it takes
 // time proportional to m.
 //
-// It is never inlined: its loop at each of its 7 call sites made the wasm
-// 0.4 kB larger.
+// It is never inlined: its loop at each of its call sites made the wasm
+// larger (docs/size.md, "What each choice saves").
 //
 //go:noinline
 func (f *Filter) SetBits() uint64 {

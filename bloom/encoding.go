@@ -480,7 +480,8 @@ func Decode(r io.Reader, maxBits uint64) (*Filter, error) {
 // readParts reads a record of kind want whose payload is h.parts classic
 // records, each of h's seed and accepted by fits, that add up to h's m and
 // count. It fills in h as soon as the header is read. (Returning the header
-// instead made the npm module's wasm 1.6 kB larger.)
+// instead made the npm module's wasm larger: docs/size.md, "What each
+// choice saves".)
 func readParts(r io.Reader, want uint8, maxBits uint64, h *header, fits func(*Filter) bool) ([]*Filter, error) {
 	rr, hh, err := readHeader(r, want, maxBits)
 	*h = hh

@@ -2,6 +2,8 @@ package bloom
 
 import (
 	"math"
+
+	"github.com/edgebloom/edgebloom/internal/abi"
 )
 
 // Limits on the size of a filter. They bound what New, NewWithSize and the
@@ -51,12 +53,12 @@ func Optimal(capacity uint64, fpRate float64) (m uint64, k uint32, err error) {
 		return 0, 0, argError("fpRate", "must be in (0, 1)")
 	}
 	n := float64(capacity)
-	bits := math.Ceil(-n * math.Log(fpRate) / (math.Ln2 * math.Ln2))
+	bits := abi.OptimalBits(n, fpRate)
 	if bits > MaxBits {
 		return 0, 0, argError("capacity", "needs more than MaxBits (2^40) bits at this fpRate")
 	}
 	m = uint64(bits)
-	hashes := math.Max(1, math.Round(math.Ln2*float64(m)/n))
+	hashes := abi.OptimalHashes(float64(m), n)
 	if hashes > MaxHashes {
 		return 0, 0, argError("fpRate", "needs "+utoa(uint64(hashes))+
 			" hash functions, more than MaxHashes (64)")
@@ -71,7 +73,7 @@ func EstimateFPR(m uint64, k uint32, n uint64) float64 {
 	if m == 0 || k == 0 {
 		return 1
 	}
-	return math.Pow(-math.Expm1(-float64(k)*float64(n)/float64(m)), float64(k))
+	return abi.EstimateFPR(float64(m), float64(k), float64(n))
 }
 
 // estimateCount is Swamidass and Baldi's estimate -m/k · ln(1 - X/m) of the

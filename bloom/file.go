@@ -1,7 +1,8 @@
 //go:build !js && !wasip1
 
 // The file-backed filter uses package os, which is kept out of the js and
-// wasip1 builds: it would add about 100 kB to the npm module's wasm.
+// wasip1 builds: it would add to the npm module's wasm more than its size
+// budget has room for (docs/size.md, "What each choice saves").
 
 package bloom
 

@@ -9,8 +9,8 @@ import (
 // layers of a ScalableFilter and the generations of a WindowFilter. Both
 // kinds embed it, so its exported methods are theirs. They are shared, and
 // kept from being inlined into each kind's wrappers, because every function
-// costs the npm module's wasm a lot: a copy for each kind made it 7 kB
-// larger.
+// costs the npm module's wasm a lot: a copy for each kind made it larger
+// (docs/size.md, "What each choice saves").
 type layers struct {
 	mu   sync.RWMutex
 	fs   []*Filter

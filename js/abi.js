@@ -99,6 +99,14 @@ export const MAX_GENERATIONS = 4096; // bloom.MaxGenerations: generations of a w
 export const MAX_COUNT_PER_BIT = 64; // bloom.MaxCountPerBit: a record's count is at most this times its bits
 export const BLOCK_BITS = 256; // bloom.BlockBits: the bits of a split-block filter's block
 
+// Where the fields of a record's header start (docs/format.md); integers
+// are little-endian.
+export const RECORD_AT_VERSION = 4; // the format version (1 byte), after the magic
+export const RECORD_AT_KIND = 5; // the kind (1 byte)
+export const RECORD_AT_SEED = 8; // the XXH64 seed of the keys (uint64)
+export const RECORD_AT_BITS = 16; // m (uint64)
+export const RECORD_AT_HASHES = 24; // k (uint32)
+
 // BatchGroup is the number of keys a batch hashes before it probes any of
 // them (bloom's batches), and the number of string keys the npm module
 // encodes for one call of the keys export.
@@ -114,6 +122,16 @@ export const CONTAINER_HEADER = 24; // the bytes before the records' lengths
 export const MAX_SHARDS = 65536; // snapshot.MaxShards: shards a reader accepts
 export const ROUTE_SEED = 0x9e3779b97f4a7c15n; // snapshot.RouteSeed: the XXH64 seed of the routing hash
 
+// Where the fields of the container's header start; integers are
+// little-endian. The router record's length is at ContainerAtLengths, shard
+// i's at ContainerAtLengths + 8·(i+1).
+export const CONTAINER_AT_VERSION = 4; // the container's version (1 byte), after the magic
+export const CONTAINER_AT_ROUTING = 5; // its routing scheme (1 byte)
+export const CONTAINER_AT_RESERVED = 6; // 2 reserved bytes, 0
+export const CONTAINER_AT_SHARDS = 8; // s (uint32)
+export const CONTAINER_AT_RESERVED2 = 12; // 4 reserved bytes, 0
+export const CONTAINER_AT_LENGTHS = 16; // the records' lengths (uint64 each)
+
 // The delta: a header, a record a shard that changed (a record header, then
 // the positions it set as LEB128 gaps), and a CRC-32 of all before it.
 export const DELTA_MAGIC = 'EBDL'; // snapshot.DeltaMagic
@@ -125,6 +143,27 @@ export const MAX_DELTA_BITS = 4294967296; // snapshot.MaxDeltaBits: a position i
 export const MAX_VARINT_BYTES = 5; // the bytes of a position's varint, at most
 export const MAX_CURSOR_BYTES = 4096; // the longest cursor token a reader accepts
 export const CURSOR_VERSION = 1; // the first byte of a cursor token
+
+// Where the fields of the delta's header start; integers are little-endian.
+export const DELTA_AT_VERSION = 4; // the delta's version (1 byte), after the magic
+export const DELTA_AT_KIND = 5; // the kind of every shard (1 byte)
+export const DELTA_AT_RESERVED = 6; // 2 reserved bytes, 0
+export const DELTA_AT_GENERATION = 8; // the filter's generation (uint64)
+export const DELTA_AT_SEED = 16; // the shards' XXH64 seed (uint64)
+export const DELTA_AT_BITS = 24; // m of each shard (uint64)
+export const DELTA_AT_HASHES = 32; // k of each shard (uint32)
+export const DELTA_AT_SHARDS = 36; // s, the filter's shards (uint32)
+export const DELTA_AT_RECORDS = 40; // r, the records that follow (uint32)
+export const DELTA_AT_RESERVED2 = 44; // 4 reserved bytes, 0
+
+// Where the fields of a delta's record start, from the record's first byte.
+export const DELTA_RECORD_AT_SHARD = 0; // the shard's index (uint32)
+export const DELTA_RECORD_AT_EPOCH = 4; // the epoch of the shard's storage (uint32)
+export const DELTA_RECORD_AT_FROM = 8; // the position the copy must be at (uint64)
+export const DELTA_RECORD_AT_TO = 16; // the position after this record (uint64)
+export const DELTA_RECORD_AT_COUNT = 24; // the shard's count at position to (uint64)
+export const DELTA_RECORD_AT_POSITIONS = 32; // n, the positions (uint32)
+export const DELTA_RECORD_AT_BYTES = 36; // b, the bytes of positions (uint32)
 
 /** The Error code of each status. */
 export const ERROR_CODES = {

@@ -1,6 +1,7 @@
 // The classic Bloom filter (kind 1): a bit array, k positions a key by
 // enhanced double hashing; and its sizing from capacity and error rate.
 import { OP_UNION, OP_INTERSECT, OP_EQUAL, KIND_CLASSIC } from './abi.js';
+import { optimalBits, optimalHashes, estimateFPR as fpr } from './sizing.js';
 import { Filter, addManyChanges, applyChanges, combine, load, positions, readBytes, writeBytes } from './filter.js';
 import { CONSTRUCT, positiveInteger, rate, sizeArgs } from './args.js';
 
@@ -55,20 +56,21 @@ export class BloomFilter extends Filter {
 
 /**
  * The bits m and hashes k for capacity n at error rate p:
- * m = ceil(-n ln p / ln²2), k = max(1, round(ln 2 · m / n)).
+ * m = ceil(-n ln p / ln²2), k = max(1, round(ln 2 · m / n)). The rules are
+ * Go's (internal/abi/sizing.go, generated into sizing.js), so they work
+ * before init() and give what the engine gives.
  */
 export function optimal(capacity, errorRate) {
   const n = positiveInteger('capacity', capacity, Number.MAX_SAFE_INTEGER);
   const p = rate('errorRate', errorRate);
-  const bits = Math.ceil((-n * Math.log(p)) / (Math.LN2 * Math.LN2));
-  const hashes = Math.max(1, Math.round((Math.LN2 * bits) / n));
-  return { bits, hashes };
+  const bits = optimalBits(n, p);
+  return { bits, hashes: optimalHashes(bits, n) };
 }
 
-/** The expected false-positive rate (1 - e^(-kn/m))^k after n keys. */
+/** The expected false-positive rate (1 - e^(-kn/m))^k after n keys, as Go's. */
 export function estimateFPR(bits, hashes, count) {
   positiveInteger('bits', bits, Number.MAX_SAFE_INTEGER);
   positiveInteger('hashes', hashes, 64);
   if (typeof count !== 'number' || !(count >= 0)) throw new RangeError('edgebloom: "count" must be a number >= 0');
-  return Math.pow(-Math.expm1((-hashes * count) / bits), hashes);
+  return fpr(bits, hashes, count);
 }

@@ -10,6 +10,25 @@ import {
   DELTA_HEADER as HEADER,
   DELTA_RECORD_HEADER as RECORD,
   DELTA_TRAILER as TRAILER,
+  DELTA_AT_VERSION,
+  DELTA_AT_KIND,
+  DELTA_AT_RESERVED,
+  DELTA_AT_GENERATION,
+  DELTA_AT_SEED,
+  DELTA_AT_BITS,
+  DELTA_AT_HASHES,
+  DELTA_AT_SHARDS,
+  DELTA_AT_RECORDS,
+  DELTA_AT_RESERVED2,
+  DELTA_RECORD_AT_SHARD,
+  DELTA_RECORD_AT_EPOCH,
+  DELTA_RECORD_AT_FROM,
+  DELTA_RECORD_AT_TO,
+  DELTA_RECORD_AT_COUNT,
+  DELTA_RECORD_AT_POSITIONS,
+  DELTA_RECORD_AT_BYTES,
+  RECORD_AT_SEED,
+  HEADER_SIZE,
   MAX_SHARDS,
   MAX_DELTA_BITS,
   MAX_HASHES,
@@ -111,12 +130,20 @@ function decode(bytes) {
     return Number(v);
   };
   if (!MAGIC.every((b, i) => bytes[i] === b)) throw fail('ERR_NOT_FILTER', 'not a delta (magic "EBDL")');
-  if (bytes[4] !== DELTA_VERSION) throw fail('ERR_VERSION', `delta version ${bytes[4]}`);
-  if (bytes[5] !== KIND_CLASSIC) throw fail('ERR_KIND', `a delta of kind ${bytes[5]}`);
-  const d = { generation: u64(8), seed: dv.getBigUint64(16, true), bits: u64(24), hashes: dv.getUint32(32, true) };
-  d.shards = dv.getUint32(36, true);
-  const r = dv.getUint32(40, true);
-  if (bytes[6] !== 0 || bytes[7] !== 0 || dv.getUint32(44, true) !== 0) throw fail('ERR_CORRUPT', 'reserved bytes set');
+  const version = bytes[DELTA_AT_VERSION];
+  if (version !== DELTA_VERSION) throw fail('ERR_VERSION', `delta version ${version}`);
+  const kind = bytes[DELTA_AT_KIND];
+  if (kind !== KIND_CLASSIC) throw fail('ERR_KIND', `a delta of kind ${kind}`);
+  const d = {
+    generation: u64(DELTA_AT_GENERATION),
+    seed: dv.getBigUint64(DELTA_AT_SEED, true),
+    bits: u64(DELTA_AT_BITS),
+    hashes: dv.getUint32(DELTA_AT_HASHES, true),
+    shards: dv.getUint32(DELTA_AT_SHARDS, true),
+  };
+  const r = dv.getUint32(DELTA_AT_RECORDS, true);
+  if (dv.getUint16(DELTA_AT_RESERVED, true) !== 0 || dv.getUint32(DELTA_AT_RESERVED2, true) !== 0)
+    throw fail('ERR_CORRUPT', 'reserved bytes set');
   if (d.bits < 1 || d.bits > MAX_DELTA_BITS || d.hashes < 1 || d.hashes > MAX_HASHES)
     throw fail('ERR_CORRUPT', `m = ${d.bits}, k = ${d.hashes}`);
   if (d.shards < 1 || d.shards > MAX_SHARDS || r > d.shards)
@@ -125,7 +152,7 @@ function decode(bytes) {
   let off = HEADER;
   for (let i = 0; i < r; i++) {
     if (end - off < RECORD) throw fail('ERR_TRUNCATED', 'a record runs past the end');
-    const b = dv.getUint32(off + 36, true);
+    const b = dv.getUint32(off + DELTA_RECORD_AT_BYTES, true);
     if (end - off - RECORD < b) throw fail('ERR_TRUNCATED', "a record's positions run past the end");
     off += RECORD + b;
   }
@@ -135,12 +162,15 @@ function decode(bytes) {
   d.records = [];
   off = HEADER;
   for (let i = 0; i < r; i++) {
-    const rec = { shard: dv.getUint32(off, true), epoch: dv.getUint32(off + 4, true) };
-    rec.from = u64(off + 8);
-    rec.to = u64(off + 16);
-    rec.count = u64(off + 24);
-    const n = dv.getUint32(off + 32, true);
-    const b = dv.getUint32(off + 36, true);
+    const rec = {
+      shard: dv.getUint32(off + DELTA_RECORD_AT_SHARD, true),
+      epoch: dv.getUint32(off + DELTA_RECORD_AT_EPOCH, true),
+      from: u64(off + DELTA_RECORD_AT_FROM),
+      to: u64(off + DELTA_RECORD_AT_TO),
+      count: u64(off + DELTA_RECORD_AT_COUNT),
+    };
+    const n = dv.getUint32(off + DELTA_RECORD_AT_POSITIONS, true);
+    const b = dv.getUint32(off + DELTA_RECORD_AT_BYTES, true);
     const prev = d.records[i - 1];
     if (rec.shard >= d.shards || (prev && rec.shard <= prev.shard))
       throw fail('ERR_CORRUPT', `record ${i} is of shard ${rec.shard}`);
@@ -200,8 +230,8 @@ export function applyDelta(filter, bytes, cursor) {
   if (d.shards !== shards.length)
     throw fail('ERR_INCOMPATIBLE', `the delta is of a filter of ${d.shards} shards, the copy has ${shards.length}`);
   shards.forEach((f, i) => {
-    const head = new DataView(f.readBytes(0, 64).buffer);
-    const [seed, bits, hashes] = [head.getBigUint64(8, true), f.bits, f.hashes];
+    const head = new DataView(f.readBytes(0, HEADER_SIZE).buffer);
+    const [seed, bits, hashes] = [head.getBigUint64(RECORD_AT_SEED, true), f.bits, f.hashes];
     if (bits !== d.bits || hashes !== d.hashes || seed !== d.seed)
       throw fail(
         'ERR_INCOMPATIBLE',

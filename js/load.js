@@ -103,8 +103,9 @@ async function fromResponse(response, requested) {
 export async function toModule(source) {
   if (isModule(source)) return source;
   // Bytes before Response: in Node the first use of the global Response
-  // loads its fetch implementation (undici), which took 10-40 ms of a cold
-  // start that only needed the bytes Node's entry point had read.
+  // loads its fetch implementation (undici), a large part of a cold start
+  // that only needed the bytes Node's entry point had read (bench/README.md,
+  // "Figures the code's design rests on").
   if (isBytes(source)) return WebAssembly.compile(source);
   if (isResponse(source)) return fromResponse(source);
   if (source instanceof URL || tag(source) === '[object URL]' || typeof source === 'string') {

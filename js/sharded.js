@@ -30,6 +30,14 @@ import {
   CONTAINER_VERSION,
   CONTAINER_ROUTING,
   CONTAINER_HEADER as FIXED,
+  CONTAINER_AT_VERSION,
+  CONTAINER_AT_ROUTING,
+  CONTAINER_AT_RESERVED,
+  CONTAINER_AT_SHARDS,
+  CONTAINER_AT_RESERVED2,
+  CONTAINER_AT_LENGTHS,
+  RECORD_AT_SEED,
+  RECORD_AT_BITS,
   MAX_SHARDS,
   ROUTE_SEED,
 } from './abi.js';
@@ -63,7 +71,7 @@ const fail = (code, message) => codedError(Error, code, `edgebloom: ${message}`)
 
 /** Whether bytes start like a sharded container rather than a single filter. */
 export function isSharded(bytes) {
-  return bytes.length >= 4 && MAGIC.every((b, i) => bytes[i] === b);
+  return bytes.length >= MAGIC.length && MAGIC.every((b, i) => bytes[i] === b);
 }
 
 /** A filter split into shards; each key lives in exactly one of them. */
@@ -89,17 +97,22 @@ export class ShardedBloomFilter {
     if (bytes.length < FIXED) throw fail('ERR_TRUNCATED', 'truncated sharded container');
     if (!isSharded(bytes)) throw fail('ERR_NOT_FILTER', 'not a sharded container');
     const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (bytes[4] !== CONTAINER_VERSION || bytes[5] !== CONTAINER_ROUTING)
+    if (bytes[CONTAINER_AT_VERSION] !== CONTAINER_VERSION || bytes[CONTAINER_AT_ROUTING] !== CONTAINER_ROUTING)
       throw fail('ERR_VERSION', 'unsupported sharded container version or routing');
-    const s = dv.getUint32(8, true);
-    if (dv.getUint16(6, true) !== 0 || dv.getUint32(12, true) !== 0 || s < 2 || s > MAX_SHARDS) {
+    const s = dv.getUint32(CONTAINER_AT_SHARDS, true);
+    if (
+      dv.getUint16(CONTAINER_AT_RESERVED, true) !== 0 ||
+      dv.getUint32(CONTAINER_AT_RESERVED2, true) !== 0 ||
+      s < 2 ||
+      s > MAX_SHARDS
+    ) {
       throw fail('ERR_CORRUPT', 'corrupt sharded container header');
     }
     if (bytes.length < FIXED + 8 * s) throw fail('ERR_TRUNCATED', 'truncated sharded container');
     const lengths = [];
     let total = FIXED + 8 * s;
     for (let i = 0; i <= s; i++) {
-      const n = dv.getBigUint64(i === 0 ? 16 : FIXED + 8 * (i - 1), true);
+      const n = dv.getBigUint64(CONTAINER_AT_LENGTHS + 8 * i, true);
       if (n > BigInt(bytes.length)) throw fail('ERR_TRUNCATED', 'truncated sharded container');
       lengths.push(Number(n));
       total += Number(n);
@@ -112,7 +125,7 @@ export class ShardedBloomFilter {
     // Its m is checked before it is loaded, its seed, k and bits after (so a
     // damaged router is a checksum error).
     const at = FIXED + 8 * s;
-    if (lengths[0] < HEADER_SIZE || dv.getBigUint64(at + 16, true) !== BigInt(s)) {
+    if (lengths[0] < HEADER_SIZE || dv.getBigUint64(at + RECORD_AT_BITS, true) !== BigInt(s)) {
       throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
     }
     // Each shard is bounded by an even share of the memory budget's room,
@@ -133,7 +146,10 @@ export class ShardedBloomFilter {
         loaded.push(f);
         if (
           loaded.length === 1 &&
-          (dv.getBigUint64(at + 8, true) !== ROUTE_SEED || f.bits !== s || f.hashes !== 1 || f.setBits !== 0)
+          (dv.getBigUint64(at + RECORD_AT_SEED, true) !== ROUTE_SEED ||
+            f.bits !== s ||
+            f.hashes !== 1 ||
+            f.setBits !== 0)
         ) {
           throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
         }
@@ -212,10 +228,10 @@ export class ShardedBloomFilter {
     const head = new Uint8Array(FIXED + 8 * this.#shards.length);
     const dv = new DataView(head.buffer);
     head.set(MAGIC);
-    head[4] = CONTAINER_VERSION;
-    head[5] = CONTAINER_ROUTING;
-    dv.setUint32(8, this.#shards.length, true);
-    parts.forEach((p, i) => dv.setBigUint64(i === 0 ? 16 : FIXED + 8 * (i - 1), BigInt(p.length), true));
+    head[CONTAINER_AT_VERSION] = CONTAINER_VERSION;
+    head[CONTAINER_AT_ROUTING] = CONTAINER_ROUTING;
+    dv.setUint32(CONTAINER_AT_SHARDS, this.#shards.length, true);
+    parts.forEach((p, i) => dv.setBigUint64(CONTAINER_AT_LENGTHS + 8 * i, BigInt(p.length), true));
     const out = new Uint8Array(head.length + parts.reduce((t, p) => t + p.length, 0));
     out.set(head);
     let off = head.length;

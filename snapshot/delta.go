@@ -226,18 +226,19 @@ func DecodeDelta(data []byte) (*Delta, error) {
 		return nil, deltaError(io.ErrUnexpectedEOF, "%d bytes is shorter than a delta", len(data))
 	}
 	d := &Delta{
-		Generation: le.Uint64(data[8:]), Seed: le.Uint64(data[16:]), M: le.Uint64(data[24:]),
-		K: le.Uint32(data[32:]), Shards: le.Uint32(data[36:]),
+		Generation: le.Uint64(data[abi.DeltaAtGeneration:]), Seed: le.Uint64(data[abi.DeltaAtSeed:]),
+		M: le.Uint64(data[abi.DeltaAtBits:]), K: le.Uint32(data[abi.DeltaAtHashes:]),
+		Shards: le.Uint32(data[abi.DeltaAtShards:]),
 	}
-	r := le.Uint32(data[40:])
+	r := le.Uint32(data[abi.DeltaAtRecords:])
 	switch {
 	case string(data[:4]) != DeltaMagic:
 		return nil, deltaError(bloom.ErrNotFilter, "bad magic")
-	case data[4] != deltaVersion:
-		return nil, deltaError(bloom.ErrVersion, "delta version %d", data[4])
-	case data[5] != kindClassic:
-		return nil, deltaError(bloom.ErrKind, "kind %d", data[5])
-	case data[6] != 0 || data[7] != 0 || le.Uint32(data[44:]) != 0:
+	case data[abi.DeltaAtVersion] != deltaVersion:
+		return nil, deltaError(bloom.ErrVersion, "delta version %d", data[abi.DeltaAtVersion])
+	case data[abi.DeltaAtKind] != kindClassic:
+		return nil, deltaError(bloom.ErrKind, "kind %d", data[abi.DeltaAtKind])
+	case le.Uint16(data[abi.DeltaAtReserved:]) != 0 || le.Uint32(data[abi.DeltaAtReserved2:]) != 0:
 		return nil, deltaError(bloom.ErrCorrupt, "reserved bytes set")
 	case d.M < 1 || d.M > MaxDeltaBits || d.K < 1 || d.K > bloom.MaxHashes:
 		return nil, deltaError(bloom.ErrCorrupt, "m = %d, k = %d", d.M, d.K)
@@ -251,7 +252,7 @@ func DecodeDelta(data []byte) (*Delta, error) {
 		if end-off < deltaRecordHeader {
 			return nil, deltaError(io.ErrUnexpectedEOF, "a record runs past the end")
 		}
-		b := uint64(le.Uint32(data[off+36:]))
+		b := uint64(le.Uint32(data[off+abi.DeltaRecordAtBytes:]))
 		if end-off-deltaRecordHeader < b {
 			return nil, deltaError(io.ErrUnexpectedEOF, "a record's positions run past the end")
 		}
@@ -267,10 +268,12 @@ func DecodeDelta(data []byte) (*Delta, error) {
 	off = deltaHeaderSize
 	for i := range d.Records {
 		rec := DeltaRecord{
-			Shard: le.Uint32(data[off:]), Epoch: le.Uint32(data[off+4:]),
-			From: le.Uint64(data[off+8:]), To: le.Uint64(data[off+16:]), Count: le.Uint64(data[off+24:]),
+			Shard: le.Uint32(data[off+abi.DeltaRecordAtShard:]), Epoch: le.Uint32(data[off+abi.DeltaRecordAtEpoch:]),
+			From: le.Uint64(data[off+abi.DeltaRecordAtFrom:]), To: le.Uint64(data[off+abi.DeltaRecordAtTo:]),
+			Count: le.Uint64(data[off+abi.DeltaRecordAtCount:]),
 		}
-		n, b := uint64(le.Uint32(data[off+32:])), uint64(le.Uint32(data[off+36:]))
+		n := uint64(le.Uint32(data[off+abi.DeltaRecordAtPositions:]))
+		b := uint64(le.Uint32(data[off+abi.DeltaRecordAtBytes:]))
 		switch {
 		case rec.Shard >= d.Shards || (i > 0 && rec.Shard <= d.Records[i-1].Shard):
 			return nil, deltaError(bloom.ErrCorrupt, "record %d is of shard %d", i, rec.Shard)

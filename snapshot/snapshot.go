@@ -173,15 +173,15 @@ func LoadSharded(data []byte, maxBits uint64) (*Sharded, error) {
 	if len(data) < fixedHeader {
 		return nil, formatError(io.ErrUnexpectedEOF, "%d bytes is shorter than a header", len(data))
 	}
-	s := uint64(le.Uint32(data[8:]))
+	s := uint64(le.Uint32(data[abi.ContainerAtShards:]))
 	switch {
 	case string(data[:4]) != Magic:
 		return nil, formatError(bloom.ErrNotFilter, "bad magic")
-	case data[4] != version:
-		return nil, formatError(bloom.ErrVersion, "container version %d", data[4])
-	case data[5] != routingScheme:
-		return nil, formatError(bloom.ErrVersion, "routing scheme %d", data[5])
-	case data[6] != 0 || data[7] != 0 || le.Uint32(data[12:]) != 0:
+	case data[abi.ContainerAtVersion] != version:
+		return nil, formatError(bloom.ErrVersion, "container version %d", data[abi.ContainerAtVersion])
+	case data[abi.ContainerAtRouting] != routingScheme:
+		return nil, formatError(bloom.ErrVersion, "routing scheme %d", data[abi.ContainerAtRouting])
+	case le.Uint16(data[abi.ContainerAtReserved:]) != 0 || le.Uint32(data[abi.ContainerAtReserved2:]) != 0:
 		return nil, formatError(bloom.ErrCorrupt, "reserved bytes set")
 	case s < 2 || s > MaxShards:
 		return nil, formatError(bloom.ErrCorrupt, "%d shards", s)
@@ -189,12 +189,9 @@ func LoadSharded(data []byte, maxBits uint64) (*Sharded, error) {
 		return nil, formatError(io.ErrUnexpectedEOF, "truncated header")
 	}
 	lengths := make([]uint64, 1+s)
-	lengths[0] = le.Uint64(data[16:])
 	total := uint64(fixedHeader + 8*s)
 	for i := range lengths {
-		if i > 0 {
-			lengths[i] = le.Uint64(data[fixedHeader+8*(i-1):])
-		}
+		lengths[i] = le.Uint64(data[abi.ContainerAtLengths+8*i:])
 		if lengths[i] > uint64(len(data)) {
 			return nil, formatError(io.ErrUnexpectedEOF, "record %d longer than the input", i)
 		}
@@ -212,7 +209,7 @@ func LoadSharded(data []byte, maxBits uint64) (*Sharded, error) {
 	// them, and report present keys absent). Its m is checked before it is
 	// decoded, its seed, k and bits after (so a damaged router is a
 	// checksum error).
-	if n := lengths[0]; n < bloom.HeaderSize || le.Uint64(data[off+16:]) != s {
+	if n := lengths[0]; n < bloom.HeaderSize || le.Uint64(data[off+abi.RecordAtBits:]) != s {
 		return nil, formatError(bloom.ErrCorrupt, "router is not the one for %d shards", s)
 	}
 	filters := make([]*bloom.Filter, 1+s)

@@ -112,9 +112,10 @@ export function ensureSystemPackages(packages = systemPackages) {
 // setup installs what the tests need: the npm dependencies, those of
 // e2e/ecosystem/, then the system packages. e2e/ecosystem/ has its own
 // package.json: the runtimes, bundlers and Node versions the ecosystem tests
-// load the package in (about 800 MB), kept out of the library's
-// devDependencies. It is installed with "npm install --no-save", which
-// installs what its lockfile pins and leaves the lockfile as it is: npm ci
+// load the package in, an install many times the size of the library's
+// own, kept out of its devDependencies. It is installed with "npm install
+// --no-save", which installs what its lockfile pins and leaves the
+// lockfile as it is: npm ci
 // refuses a lockfile without the other platforms' builds of Bun, Deno and
 // Rollup, which a registry serving one platform cannot list.
 export function setup() {

@@ -186,7 +186,7 @@ export async function lintGo(io) {
  * - redisfilter (go-redis): starts Debian's redis-server on 127.0.0.1
  *   (setup installs it) and fails, never skips, without one.
  * - colly (Colly and go-redis): crawls of a local site, one of them against
- *   a real redis-server (about 30 s).
+ *   a real redis-server.
  * - parquettest (parquet-go): writes Parquet files with edgebloom bitsets
  *   and reads them back through the library's bloom-filter check, and the
  *   other way round.
@@ -194,7 +194,7 @@ export async function lintGo(io) {
  *   colly, cmd/edgebloom) as a consumer would: GOWORK=off, go get and go
  *   install of v0.1.0 from a module proxy it writes from this checkout,
  *   third-party modules from the module cache and, for what it lacks,
- *   GOPROXY (about 50 s, most of it compiling the modules' dependencies once);
+ *   GOPROXY (most of it compiling the modules' dependencies once);
  *   then the install steps of the README and of the Go examples' READMEs,
  *   run by bash in a new module outside the checkout beside a link to it
  *   at ../edgebloom (the replace lines a clone needs), and built: the
@@ -282,8 +282,8 @@ async function testE2e(io) {
 }
 
 // The packed package in Node 20.19/22.12/26, Bun, Deno, Vercel's
-// edge-runtime, Vite 7 and 8, webpack 5 and tsc (e2e/ecosystem/). About
-// 30 s of mostly waiting on child processes and Chromium.
+// edge-runtime, Vite 7 and 8, webpack 5 and tsc (e2e/ecosystem/), mostly
+// waiting on child processes and Chromium.
 async function testEcosystem(io) {
   log(io, 'ecosystem tests (e2e/ecosystem)');
   await nodeTest(io, 'e2e/ecosystem/');

@@ -3,20 +3,21 @@
 // Command wasm is the edgebloom npm module's engine: package bloom compiled
 // to WebAssembly and exposed through //go:wasmexport functions.
 //
-// A call through syscall/js costs about 25 µs; an exported function costs
-// well under 0.1 µs. So no key ever crosses as a JS value: the JS side writes
-// keys as UTF-8 into a scratch buffer in linear memory and passes handles,
-// offsets and lengths.
+// A call through syscall/js goes through the glue's table of JS values and
+// costs far more than a call of an exported function (bench/README.md,
+// "Figures the code's design rests on"). So no key ever crosses as a JS
+// value: the JS side writes keys as UTF-8 into a scratch buffer in linear
+// memory and passes handles, offsets and lengths.
 //
 // There are two kinds of export. The hot ones, key and keys (wasm/hot.go),
-// run once a key or a batch; they are panic-free by construction: every
-// index is checked before use and they never allocate, so they need no
-// deferred recover, which costs about 100 ns a call in Go's wasm. Everything
-// else goes through eb, one export with an operation code (each export costs
-// a few kB of wasm), which can allocate and decode, and so recovers from
-// panics. All return a status, negative on error with the message kept for
-// abi.OpErrorPtr/abi.OpErrorLen. Should the Go program exit anyway, the JS side
-// notices (go.exited) and refuses every later call.
+// run once a key or a batch; they are panic-free by construction: every index
+// is checked before use and they never allocate, so they need no deferred
+// recover, which Go's wasm makes costly on every call (bench/README.md).
+// Everything else goes through eb, one export with an operation code (each
+// export adds to the wasm: docs/size.md), which can allocate and decode, and
+// so recovers from panics. All return a status, negative on error with the
+// message kept for abi.OpErrorPtr/abi.OpErrorLen. Should the Go program exit
+// anyway, the JS side notices (go.exited) and refuses every later call.
 package main
 
 import (
@@ -67,7 +68,8 @@ func main() {
 }
 
 // fail records err's message and returns its status code. It is never
-// inlined: a copy at each of its call sites made the wasm 10 kB larger.
+// inlined: a copy at each of its call sites made the wasm larger
+// (docs/size.md, "What each choice saves").
 //
 //go:noinline
 func fail(code int32, msg string) int32 {
@@ -79,8 +81,9 @@ func failErr(err error) int32 {
 	if _, ok := err.(*bloom.ArgError); ok {
 		return fail(abi.ErrArg, err.Error())
 	}
-	// errors.Is and errors.As would link reflection, about 100 kB of wasm;
-	// the bloom errors wrap at most once, so Unwrap is enough.
+	// errors.Is and errors.As would link reflection into the wasm
+	// (docs/size.md, "What each choice saves"); the bloom errors wrap at
+	// most once, so Unwrap is enough.
 	base := err
 	if u := errors.Unwrap(err); u != nil {
 		base = u
@@ -127,7 +130,8 @@ func ptr(b []byte) uint32 {
 	return uint32(uintptr(unsafe.Pointer(unsafe.SliceData(b))))
 }
 
-// register is never inlined: each inlined copy took about 0.3 kB of wasm.
+// register is never inlined: each inlined copy added to the wasm
+// (docs/size.md, "What each choice saves").
 //
 //go:noinline
 func register(f filter) int32 {
@@ -224,7 +228,9 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 		// reach twice its live size before it runs. Collecting at once when
 		// a filter of 64 KiB or more goes makes its memory reusable by the
 		// next one, so linear memory stays at what is live, not twice that
-		// (a collection of a few MB of bitsets takes well under 1 ms).
+		// (a collection of a heap of a few large bitsets is short: they hold
+		// no pointers to scan; bench/README.md, "Figures the code's design
+		// rests on").
 		if f.EncodedSize() >= 64<<10 {
 			runtime.GC()
 		}
@@ -418,7 +424,8 @@ func combine(op int32, f filter, other int32) int32 {
 		return fail(abi.ErrFreed, "edgebloom: the other filter was freed")
 	}
 	// The classic and split-block cases are spelled out twice: one generic
-	// function for both made the wasm 1.5 kB larger.
+	// function for both made the wasm larger (docs/size.md, "What each
+	// choice saves").
 	switch x := f.(type) {
 	case *bloom.Filter:
 		y, ok := g.(*bloom.Filter)

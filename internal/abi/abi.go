@@ -4,9 +4,10 @@
 // codes of the eb export, the statuses every export returns, the filter
 // kinds and the order of the statistics — in this file; the binary formats
 // both read and write in format.go; the edge service's limits in
-// service.go. The Go side uses these constants; js/abi.js and
-// worker/shard/abi.js are generated from them ("go generate ./internal/abi"), and
-// a test fails when either is stale, so that the sides cannot drift apart.
+// service.go; the classic filter's sizing rules in sizing.go. The Go side
+// uses these; js/abi.js, js/sizing.js and worker/shard/abi.js are generated
+// from them ("go generate ./internal/abi"), and a test fails when one is
+// stale, so that the sides cannot drift apart.
 package abi
 
 //go:generate go run ./gen

@@ -1,6 +1,7 @@
 package abi_test
 
 import (
+	"encoding/binary"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -55,4 +56,60 @@ func TestLayouts(t *testing.T) {
 			t.Errorf("DeltaLimit(%d): got %d; want %d", c.payload, got, c.want)
 		}
 	}
+}
+
+// TestOffsets reads what bloom and snapshot write at the offsets that the
+// JavaScript parsers take from this package, so that a field moved on one
+// side fails here.
+func TestOffsets(t *testing.T) {
+	le := binary.LittleEndian
+	check := func(what string, got, want uint64) {
+		t.Helper()
+		if got != want {
+			t.Errorf("%s: read %d at abi's offset; want %d", what, got, want)
+		}
+	}
+
+	f, _ := bloom.NewWithSeed(640, 3, 77)
+	rec, _ := f.MarshalBinary()
+	check("record version", uint64(rec[abi.RecordAtVersion]), 1)
+	check("record kind", uint64(rec[abi.RecordAtKind]), abi.KindClassic)
+	check("record seed", le.Uint64(rec[abi.RecordAtSeed:]), 77)
+	check("record bits", le.Uint64(rec[abi.RecordAtBits:]), 640)
+	check("record hashes", uint64(le.Uint32(rec[abi.RecordAtHashes:])), 3)
+
+	c := snapshot.AppendHeader(nil, []uint64{101, 202, 303})
+	router := uint64(len(c) - abi.ContainerHeader - 8*3)
+	check("container version", uint64(c[abi.ContainerAtVersion]), abi.ContainerVersion)
+	check("container routing", uint64(c[abi.ContainerAtRouting]), abi.ContainerRouting)
+	check("container reserved", uint64(le.Uint16(c[abi.ContainerAtReserved:])), 0)
+	check("container shards", uint64(le.Uint32(c[abi.ContainerAtShards:])), 3)
+	check("container reserved 2", uint64(le.Uint32(c[abi.ContainerAtReserved2:])), 0)
+	for i, want := range []uint64{router, 101, 202, 303} {
+		check("container length", le.Uint64(c[abi.ContainerAtLengths+8*i:]), want)
+	}
+	check("container header", uint64(abi.ContainerAtLengths+8), abi.ContainerHeader)
+
+	d := snapshot.AppendDeltaHeader(nil, 11, 22, 33, 44, 55, 66)
+	check("delta version", uint64(d[abi.DeltaAtVersion]), abi.DeltaVersion)
+	check("delta kind", uint64(d[abi.DeltaAtKind]), abi.KindClassic)
+	check("delta reserved", uint64(le.Uint16(d[abi.DeltaAtReserved:])), 0)
+	check("delta generation", le.Uint64(d[abi.DeltaAtGeneration:]), 11)
+	check("delta seed", le.Uint64(d[abi.DeltaAtSeed:]), 22)
+	check("delta bits", le.Uint64(d[abi.DeltaAtBits:]), 33)
+	check("delta hashes", uint64(le.Uint32(d[abi.DeltaAtHashes:])), 44)
+	check("delta shards", uint64(le.Uint32(d[abi.DeltaAtShards:])), 55)
+	check("delta records", uint64(le.Uint32(d[abi.DeltaAtRecords:])), 66)
+	check("delta reserved 2", uint64(le.Uint32(d[abi.DeltaAtReserved2:])), 0)
+	check("delta header", uint64(abi.DeltaAtReserved2+4), abi.DeltaHeader)
+
+	r := snapshot.AppendDeltaRecord(nil, snapshot.DeltaRecord{Shard: 7, Epoch: 8, From: 9, To: 10, Count: 12, Positions: []uint64{1, 300}})
+	check("record shard", uint64(le.Uint32(r[abi.DeltaRecordAtShard:])), 7)
+	check("record epoch", uint64(le.Uint32(r[abi.DeltaRecordAtEpoch:])), 8)
+	check("record from", le.Uint64(r[abi.DeltaRecordAtFrom:]), 9)
+	check("record to", le.Uint64(r[abi.DeltaRecordAtTo:]), 10)
+	check("record count", le.Uint64(r[abi.DeltaRecordAtCount:]), 12)
+	check("record positions", uint64(le.Uint32(r[abi.DeltaRecordAtPositions:])), 2)
+	check("record bytes", uint64(le.Uint32(r[abi.DeltaRecordAtBytes:])), uint64(len(r)-abi.DeltaRecordHeader))
+	check("record header", uint64(abi.DeltaRecordAtBytes+4), abi.DeltaRecordHeader)
 }

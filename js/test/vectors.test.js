@@ -121,6 +121,28 @@ for (const v of [...vectors.filters, ...vectors.blocked]) {
   });
 }
 
+// Where ln²2 decides the rounding: Go folds math.Ln2 * math.Ln2 exactly
+// before rounding it to a float64, one ulp above JavaScript's product of
+// the two rounded logarithms, so m = ceil(-n·ln p / ln²2) differs for a p
+// whose quotient lands on an integer (here p = e^-ln²2: 17 keys, 17 bits).
+test('optimal gives the bits and hashes the engine makes for the same capacity and rate', () => {
+  const p = Math.exp(-0.48045301391820144);
+  for (const [capacity, errorRate] of [
+    [17, p],
+    [21, p],
+    [34, p],
+    [1, 0.5],
+    [1_000_000, 0.01],
+    [123_457, 1e-9],
+    [10, 0.999],
+  ]) {
+    const f = new BloomFilter({ capacity, errorRate });
+    assert.deepEqual(optimal(capacity, errorRate), { bits: f.bits, hashes: f.hashes }, `${capacity} at ${errorRate}`);
+    f.free();
+  }
+  assert.deepEqual(optimal(17, p), { bits: 17, hashes: 1 });
+});
+
 test('optimal matches the Go sizing', () => {
   assert.deepEqual(optimal(1_000_000, 0.0001), { bits: 19_170_117, hashes: 13 });
   assert.deepEqual(optimal(1_000_000, 0.01), { bits: 9_585_059, hashes: 7 });

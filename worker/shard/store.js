@@ -285,10 +285,10 @@ export class Store {
    *
    * The chunks' CRC-32s are read only when the checksum fails, to name the
    * damaged chunk: the checksum (XXH64, in the engine) covers every byte
-   * they cover, at a tenth of the time, and a shard that gave its filter
-   * back to make room for another loads it again on its next request, so a
-   * load is on the path of requests (28 MiB: CRC-32 in JS 72 ms, the
-   * checksum 20 ms, in one run of bench/shard-cost.js at a load average of 1).
+   * they cover, in a fraction of the time (worker/README.md, "Capacity and
+   * memory", measured by bench/shard-cost.js), and a shard that gave its
+   * filter back to make room for another loads it again on its next
+   * request, so a load is on the path of requests.
    */
   load(filter) {
     const size = filter.byteLength;

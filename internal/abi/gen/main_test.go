@@ -2,7 +2,12 @@ package main
 
 import (
 	"bytes"
+	"go/ast"
 	"go/constant"
+	"go/importer"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +88,54 @@ func TestJSValue(t *testing.T) {
 	for _, bad := range []constant.Value{constant.MakeString("it's"), constant.MakeFloat64(0.5)} {
 		if got, err := jsValue(bad); err == nil {
 			t.Errorf("jsValue(%v): got %q, no error", bad, got)
+		}
+	}
+}
+
+// TestWriteFunc checks the translation of a sizing rule to JavaScript:
+// parentheses where the order of operations needs them, constants folded as
+// Go folds them, and a refusal of what it cannot translate faithfully.
+func TestWriteFunc(t *testing.T) {
+	const src = `package abi
+
+import "math"
+
+func F(a, b, c float64) float64 { return a - (b - c) + a*b/c - math.Floor(-a) / (math.Ln2 * math.Ln2) }
+func G(a float64) float64 { return math.Round(a * (2 - 3)) }
+func H(a float64) float64 { return math.Sin(a) }
+func I(a int) float64 { return float64(a) }
+func J(a float64) float64 { a++; return a }
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "sizing.go", src, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := &types.Info{Defs: map[*ast.Ident]types.Object{}, Types: map[ast.Expr]types.TypeAndValue{}}
+	if _, err := (&types.Config{Importer: importer.Default()}).Check("abi", fset, []*ast.File{f}, info); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"F": "return a - (b - c) + (a * b) / c - Math.floor(-a) / 0.48045301391820144;",
+		"G": "return round(a * (-1));",
+		"H": "error",
+		"I": "error",
+		"J": "error",
+	}
+	for _, decl := range f.Decls {
+		fn, ok := decl.(*ast.FuncDecl)
+		if !ok {
+			continue
+		}
+		var b bytes.Buffer
+		err := writeFunc(&b, fset, info, fn)
+		switch w := want[fn.Name.Name]; {
+		case w == "error" && err == nil:
+			t.Errorf("%s: translated to %q; want an error", fn.Name.Name, b.String())
+		case w != "error" && err != nil:
+			t.Errorf("%s: %v", fn.Name.Name, err)
+		case w != "error" && !strings.Contains(b.String(), w):
+			t.Errorf("%s: got\n%s\nwant it to hold %q", fn.Name.Name, b.String(), w)
 		}
 	}
 }
