@@ -19,24 +19,24 @@ func init() {
 	engine.ScalableGrowth = func(f any, n, limit uint64) uint64 { return f.(*ScalableFilter).growth(n, limit) }
 }
 
-func batch(f any, keys []byte, stride int, lens []uint32, out []byte, add bool) bool {
+func batch(f any, keys []byte, stride int, lens []uint32, out []byte, add bool) int {
+	type packer interface {
+		packed(keys []byte, stride int, lens []uint32, out []byte, add bool)
+	}
+	var p packer
 	switch f := f.(type) {
 	case *Filter:
-		if add {
-			f.addStrided(keys, stride, lens, out)
-		} else {
-			f.hasStrided(keys, stride, lens, out)
-		}
+		p = f
 	case *BlockedFilter:
-		if add {
-			f.addStrided(keys, stride, lens, out)
-		} else {
-			f.hasStrided(keys, stride, lens, out)
-		}
+		p = f
 	default:
-		return false
+		return engine.OtherKind
 	}
-	return true
+	if !packedOK(keys, stride, lens, out) {
+		return engine.OutOfRange
+	}
+	p.packed(keys, stride, lens, out, add)
+	return engine.Done
 }
 
 // digest adds (add) or tests the key whose digest is h in f, as

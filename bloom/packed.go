@@ -32,12 +32,19 @@ func (f *BlockedFilter) hasStrided(keys []byte, stride int, lens []uint32, out [
 	f.packed(keys, stride, lens, out, false)
 }
 
-// checkPacked panics unless every key of the layout (see addStrided) lies
+// checkPacked panics unless packedOK.
+func checkPacked(keys []byte, stride int, lens []uint32, out []byte) {
+	if !packedOK(keys, stride, lens, out) {
+		panic("bloom: packed keys out of range")
+	}
+}
+
+// packedOK reports whether every key of the layout (see addStrided) lies
 // inside keys and out has room for every answer. It reads four lengths a
 // turn and tests them without a branch, as the npm module's engine checks
-// every batch with it (a taken branch in Go's wasm code is a jump through
-// the function's dispatch loop).
-func checkPacked(keys []byte, stride int, lens []uint32, out []byte) {
+// every batch with it, and only with it (a taken branch in Go's wasm code
+// is a jump through the function's dispatch loop).
+func packedOK(keys []byte, stride int, lens []uint32, out []byte) bool {
 	var total, above uint64 // bit 63 of above set once a length was above stride
 	s := uint64(stride)
 	rest := lens
@@ -55,9 +62,7 @@ func checkPacked(keys []byte, stride int, lens []uint32, out []byte) {
 		ok = ok && above>>63 == 0
 		total = uint64(len(lens)-1)*s + uint64(lens[len(lens)-1])
 	}
-	if !ok || total > uint64(len(keys)) {
-		panic("bloom: packed keys out of range")
-	}
+	return ok && total <= uint64(len(keys))
 }
 
 // packedKey returns key i of a layout checked by checkPacked, whose key i-1

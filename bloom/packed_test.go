@@ -61,13 +61,10 @@ func TestPacked(t *testing.T) {
 			rest = rest[n:]
 		}
 	}
-	defer func() {
-		if recover() == nil {
-			t.Error("a batch with lengths past the keys did not panic")
-		}
-	}()
 	f, _ := New(100, 0.01)
-	engine.Batch(f, []byte("abc"), 0, []uint32{2, 2}, make([]byte, 2), true)
+	if got := engine.Batch(f, []byte("abc"), 0, []uint32{2, 2}, make([]byte, 2), true); got != engine.OutOfRange || f.Count() != 0 {
+		t.Errorf("a batch with lengths past the keys: %d, count %d; want OutOfRange, nothing added", got, f.Count())
+	}
 }
 
 func b2u8test(b bool) byte {
@@ -86,6 +83,7 @@ func TestStrided(t *testing.T) {
 		Add([]byte) bool
 		Has([]byte) bool
 		MarshalBinary() ([]byte, error)
+		Count() uint64
 	}
 	kinds := map[string]func() strided{
 		"classic": func() strided { f, _ := NewWithSeed(1<<14, 7, 0x9e3779b97f4a7c15); return f },
@@ -126,7 +124,7 @@ func TestStrided(t *testing.T) {
 			check := func(keys [][]byte, add bool, batchName string, single func([]byte) bool) {
 				buf, lens := layout(keys)
 				out := make([]byte, len(lens))
-				if !engine.Batch(a, buf, stride, lens, out, add) {
+				if engine.Batch(a, buf, stride, lens, out, add) != engine.Done {
 					t.Fatalf("%s: engine.Batch refused the kind", name)
 				}
 				for i, k := range keys {
@@ -156,14 +154,10 @@ func TestStrided(t *testing.T) {
 			{[]byte("abc"), 0, []uint32{2, 2}},
 			{[]byte("abc"), -1, []uint32{1}},
 		} {
-			func() {
-				defer func() {
-					if recover() == nil {
-						t.Errorf("%s: a batch of %q, stride %d, lengths %v did not panic", name, bad.keys, bad.stride, bad.lens)
-					}
-				}()
-				engine.Batch(f, bad.keys, bad.stride, bad.lens, make([]byte, len(bad.lens)), true)
-			}()
+			before := f.Count()
+			if got := engine.Batch(f, bad.keys, bad.stride, bad.lens, make([]byte, len(bad.lens)), true); got != engine.OutOfRange || f.Count() != before {
+				t.Errorf("%s: a batch of %q, stride %d, lengths %v: %d, count %d → %d; want OutOfRange, nothing added", name, bad.keys, bad.stride, bad.lens, got, before, f.Count())
+			}
 		}
 	}
 }
@@ -179,7 +173,7 @@ func TestBatchOtherKinds(t *testing.T) {
 			continue
 		}
 		out := []byte{7}
-		if engine.Batch(f, []byte("a"), 0, []uint32{1}, out, true) || out[0] != 7 || f.Count() != 0 {
+		if engine.Batch(f, []byte("a"), 0, []uint32{1}, out, true) != engine.OtherKind || out[0] != 7 || f.Count() != 0 {
 			t.Errorf("%s: engine.Batch took a kind it does not batch", name)
 		}
 	}

@@ -195,10 +195,16 @@ function stringBatch(e, add, h, keys, i, results) {
     let stride = 0;
     let end = 0;
     if (joined) {
-      const text = count === 1 ? keys[g] : keys.slice(g, stop).join('');
+      // Concatenated in a loop (a rope that encodeInto flattens) rather
+      // than keys.slice().join(''): no array a group (bench/README.md).
+      let text = '';
+      for (let k = g; k < stop; k++) {
+        const key = keys[k];
+        text += key;
+        u32[lens + k] = key.length;
+      }
       end = encoder.encodeInto(text, s.all).written;
-      if (end === text.length) for (let k = g; k < stop; k++) u32[lens + k] = keys[k].length;
-      else joined = false;
+      if (end !== text.length) joined = false;
     }
     if (!joined) {
       let ascii = true;

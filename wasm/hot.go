@@ -99,21 +99,24 @@ func batch(h int32, add bool, count, lens, keys, end, out, stride uint32) int32 
 	if uint64(lens)+4*uint64(count) > n || uint64(out)+uint64(count) > n || keys > end || uint64(end) > n {
 		return fail(abi.ErrArg, "edgebloom: batch outside the scratch buffer")
 	}
-	// From here every index is below len(scratch): the loop reads through
-	// a pointer, without Go's bounds checks.
+	// From here every index is below len(scratch): the lengths are read
+	// through a pointer, without Go's bounds checks. engine.Batch checks
+	// each key against the text; other kinds are checked here.
 	ls := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(scratch)), lens)), count)
+	text := scratch[keys:end]
+	res := scratch[out : out+count]
+	switch engine.Batch(f, text, int(stride), ls, res, add) {
+	case engine.Done:
+		return int32(count)
+	case engine.OutOfRange:
+		return badKey(f)
+	}
 	total, over := lengths(ls, stride)
-	long := stride != 0 && over // a key longer than its slot
 	if stride != 0 && count > 0 {
 		total = uint64(count-1)*uint64(stride) + uint64(ls[count-1])
 	}
-	if long || total > uint64(end-keys) {
-		return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
-	}
-	text := scratch[keys:end]
-	res := scratch[out : out+count]
-	if engine.Batch(f, text, int(stride), ls, res, add) {
-		return int32(count)
+	if (stride != 0 && over) || total > uint64(end-keys) {
+		return badKey(f)
 	}
 	off := uint32(0)
 	for i, l := range ls {

@@ -13,15 +13,24 @@ type Digest interface {
 	Sum64() uint64
 }
 
+// What Batch returns.
+const (
+	Done = iota
+	OtherKind
+	OutOfRange
+)
+
 var (
 	// Batch adds (add) or tests the len(lens) keys laid out in keys, key i
 	// being lens[i] bytes at keys[i·stride:] (back to back when stride is
 	// 0), in f, a *bloom.Filter or a *bloom.BlockedFilter, and sets out[i]
 	// to 1 when key i was new (add) or is probably present, else 0. On wasm
-	// it hashes and probes a group of keys in one loop. It reports false,
-	// doing nothing, when f is of another kind, and panics when a key lies
-	// outside keys or out is shorter than lens.
-	Batch func(f any, keys []byte, stride int, lens []uint32, out []byte, add bool) bool
+	// it hashes and probes a group of keys in one loop. It returns Done, or,
+	// having done nothing, OtherKind when f is of another kind and
+	// OutOfRange when a key is longer than stride (stride not 0), a key lies
+	// outside keys or out is shorter than lens: it checks every length, so
+	// that its caller need not.
+	Batch func(f any, keys []byte, stride int, lens []uint32, out []byte, add bool) int
 
 	// NewDigest returns an empty Digest of keys for filters of the given
 	// seed (their Seed method).
