@@ -144,6 +144,7 @@ export async function startWorker(outdir, stateDir, { port, fronts = 1, bindings
       const text = new TextDecoder().decode(bytes);
       return {
         status: res.status,
+        headers: res.headers,
         text,
         bytes,
         json: (res.headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : undefined,

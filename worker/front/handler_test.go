@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -407,5 +408,79 @@ func TestCanonicalize(t *testing.T) {
 	// A rejected request adds nothing.
 	if st := c.json("GET", "/v1/filters/urls", nil, 200); st["total"].(map[string]any)["count"] != 1.0 {
 		t.Errorf("count after rejected adds: %v; want 1", st["total"].(map[string]any)["count"])
+	}
+}
+
+// rewriteAnswers passes requests to memory.go and rewrites each answer of
+// a shard's add or check with answer.
+type rewriteAnswers struct {
+	*memoryObjects
+	answer func(path string, res *http.Response, results []bool) *http.Response
+}
+
+func (o rewriteAnswers) Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
+	res, err := o.memoryObjects.Fetch(ctx, object, method, path, header, body)
+	if err != nil || (path != "/add" && path != "/check") || res.StatusCode != http.StatusOK {
+		return res, err
+	}
+	var req struct{ Keys []string }
+	json.Unmarshal(body, &req)
+	results, ok := parseResultsHex(res.Header.Get(resultsHeader), len(req.Keys))
+	if !ok {
+		return nil, fmt.Errorf("memory.go answered %q", res.Header.Get(resultsHeader))
+	}
+	return o.answer(path, res, results), nil
+}
+
+// TestShardAnswers: the front reads a shard's answers from
+// X-Edgebloom-Results, reads the JSON body shards answered before it, and
+// refuses an answer that is neither with 502 shard_protocol.
+func TestShardAnswers(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		answer func(path string, res *http.Response, results []bool) *http.Response
+		status int
+	}{
+		{"the header", func(_ string, res *http.Response, _ []bool) *http.Response { return res }, 200},
+		{"a JSON body", func(path string, _ *http.Response, results []bool) *http.Response {
+			field := map[string]string{"/add": "added", "/check": "present"}[path]
+			rec := httptest.NewRecorder()
+			writeJSON(rec, 200, json.RawMessage(appendResultsJSON(nil, field, results)))
+			return rec.Result()
+		}, 200},
+		{"a header of another length", func(_ string, res *http.Response, results []bool) *http.Response {
+			res.Header.Set(resultsHeader, string(appendResultsHex(nil, append(results, true, true, true, true))))
+			return res
+		}, 502},
+		{"no header and no body", func(_ string, res *http.Response, _ []bool) *http.Response {
+			res.Header.Del(resultsHeader)
+			return res
+		}, 502},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := rewriteAnswers{newMemoryObjects(), tt.answer}
+			srv := httptest.NewServer(&Server{Token: func() string { return testToken }, Objects: objs})
+			defer srv.Close()
+			c := &client{t, srv.URL}
+			if status, body, _ := c.do("PUT", "/v1/filters/a", `{"capacity":1000,"errorRate":0.01,"shards":2}`); status != 201 {
+				t.Fatal(status, string(body))
+			}
+			keys := `{"keys":["k0","k1","k2","k3","k4","k5","k6"]}`
+			status, body, _ := c.do("POST", "/v1/filters/a/add", `{"keys":["k1","k4"]}`)
+			if status != tt.status {
+				t.Fatalf("add: %d %s; want %d", status, body, tt.status)
+			}
+			status, body, _ = c.do("POST", "/v1/filters/a/check", keys)
+			if status != tt.status {
+				t.Fatalf("check: %d %s; want %d", status, body, tt.status)
+			}
+			if status == 200 {
+				if want := `{"present":[false,true,false,false,true,false,false]}`; strings.TrimSpace(string(body)) != want {
+					t.Errorf("check: %s; want %s", body, want)
+				}
+			} else if !strings.Contains(string(body), "shard_protocol") {
+				t.Errorf("check: %s; want shard_protocol", body)
+			}
+		})
 	}
 }

@@ -159,3 +159,45 @@ func TestResultsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestResultsHex pins X-Edgebloom-Results (objects.go): one hex digit for
+// every four answers, answer 4i+j in bit 1<<j of digit i, and nothing else
+// read as answers.
+func TestResultsHex(t *testing.T) {
+	for _, tt := range []struct {
+		hex     string
+		answers []bool
+	}{
+		{"", []bool{}},
+		{"1", []bool{true}},
+		{"0", []bool{false}},
+		{"6", []bool{false, true, true}},
+		{"b1", []bool{true, true, false, true, true}},
+		{"f8", []bool{true, true, true, true, false, false, false, true}},
+	} {
+		if got := string(appendResultsHex(nil, tt.answers)); got != tt.hex {
+			t.Errorf("%v: %q; want %q", tt.answers, got, tt.hex)
+		}
+		if got, ok := parseResultsHex(tt.hex, len(tt.answers)); !ok || !reflect.DeepEqual(got, tt.answers) {
+			t.Errorf("%q: %v, %v; want %v", tt.hex, got, ok, tt.answers)
+		}
+	}
+	for _, tt := range []struct {
+		hex string
+		n   int
+	}{
+		{"", 1},     // too few digits
+		{"10", 4},   // too many
+		{"2", 1},    // a bit past the last answer
+		{"8", 3},    // the same
+		{"F", 4},    // upper case is not what shards write
+		{"g", 4},    // no hex digit
+		{"1 ", 5},   // a space
+		{"ff0", 12}, // the right length passes
+	} {
+		_, ok := parseResultsHex(tt.hex, tt.n)
+		if ok != (tt.hex == "ff0") {
+			t.Errorf("%q for %d answers: ok %v", tt.hex, tt.n, ok)
+		}
+	}
+}

@@ -239,7 +239,8 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			sh.log = append(sh.log, row)
 			sh.counts = append(sh.counts, f.Count())
 		}
-		writeJSON(w, 200, map[string][]bool{map[string]string{"/add": "added", "/check": "present"}[path]: out})
+		w.Header().Set(resultsHeader, string(appendResultsHex(nil, out)))
+		w.WriteHeader(200)
 	case "/stats":
 		est := f.EstimatedCount()
 		writeJSON(w, 200, shardStats{

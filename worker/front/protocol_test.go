@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -28,12 +29,13 @@ type protocolSuite struct {
 		Body     json.RawMessage `json:"body"`
 		BodyText *string         `json:"bodyText"`
 		Want     struct {
-			Status     int    `json:"status"`
-			LaterThan  string `json:"laterThan"`
-			CleanupOf  string `json:"cleanupOf"`
-			JSON       any    `json:"json"`
-			Error      string `json:"error"`
-			Empty      bool   `json:"empty"`
+			Status     int     `json:"status"`
+			LaterThan  string  `json:"laterThan"`
+			CleanupOf  string  `json:"cleanupOf"`
+			JSON       any     `json:"json"`
+			Error      string  `json:"error"`
+			Empty      bool    `json:"empty"`
+			Results    *[]bool `json:"results"`
 			SnapshotOf *struct {
 				Capacity  uint64   `json:"capacity"`
 				ErrorRate float64  `json:"errorRate"`
@@ -113,6 +115,16 @@ func TestProtocol(t *testing.T) {
 			want, _ := f.MarshalBinary()
 			if !bytes.Equal(got, want) {
 				t.Errorf("step %d (%s): %d bytes, not the encoding of a filter of %d keys (%d bytes)", i, s.Name, len(got), len(w.Keys), len(want))
+			}
+		case s.Want.Results != nil:
+			want := *s.Want.Results
+			hex := res.Header.Values(resultsHeader)
+			answers, ok := []bool(nil), len(hex) == 1
+			if ok {
+				answers, ok = parseResultsHex(hex[0], len(want))
+			}
+			if !ok || !slices.Equal(answers, want) || len(got) != 0 {
+				t.Errorf("step %d (%s): %s %q and a body of %d bytes; want %v and no body", i, s.Name, resultsHeader, hex, len(got), want)
 			}
 		case s.Want.Empty:
 			if len(got) != 0 {

@@ -107,15 +107,12 @@ func (s *Server) route(ctx context.Context, w http.ResponseWriter, name, action 
 		if err != nil {
 			return err
 		}
-		out := shardResults{field: field}
-		if err := decodeResponse(res, &out); err != nil {
+		got, err := shardAnswers(res, field, len(sub))
+		if err != nil {
 			return err
 		}
-		if len(out.got) != len(sub) {
-			return errorf(http.StatusBadGateway, "shard_protocol", "shard %d answered %d results for %d keys", sh, len(out.got), len(sub))
-		}
 		for j, i := range groups[sh] {
-			results[i] = out.got[j]
+			results[i] = got[j]
 		}
 		return nil
 	})

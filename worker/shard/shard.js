@@ -46,6 +46,19 @@ export function json(status, value) {
   return new Response(JSON.stringify(value), { status, headers: { 'Content-Type': 'application/json' } });
 }
 
+const HEX = '0123456789abcdef';
+
+// results answers an add or a check: one hex digit for every four keys in
+// the X-Edgebloom-Results header (key 4i+j is bit 1<<j of digit i) and no
+// body, because a body costs a round trip to the object more than its head
+// (see objects.go).
+function results(answers) {
+  let s = '';
+  for (let i = 0; i < answers.length; i += 4)
+    s += HEX[(answers[i] ? 1 : 0) | (answers[i + 1] ? 2 : 0) | (answers[i + 2] ? 4 : 0) | (answers[i + 3] ? 8 : 0)];
+  return new Response(null, { status: 200, headers: { 'X-Edgebloom-Results': s } });
+}
+
 function errorResponse(status, code, message, requestId) {
   return json(status, { error: { code, message, ...(requestId ? { requestId } : {}) } });
 }
@@ -355,10 +368,10 @@ export class Shard {
         const changes = filter.addManyChanges(JSON.parse(body).keys);
         if (changes.changed.length > 0) this.logged(filter, changes);
         for (const s of this.streams) s.note(changes.changed);
-        return json(200, { added: changes.added });
+        return results(changes.added);
       }
       case 'POST /check':
-        return json(200, { present: filter.hasMany(JSON.parse(body).keys) });
+        return results(filter.hasMany(JSON.parse(body).keys));
       case 'GET /stats': {
         const s = filter.stats();
         return json(200, {

@@ -707,6 +707,14 @@ test('the internal protocol: shard.js answers test/protocol.json as memory.go do
       for (const k of keys) f.add(k);
       assert.deepEqual(res.bytes, f.toBytes(), `${what}: the encoding of a filter of ${keys.length} keys`);
       f.free();
+    } else if (s.want.results) {
+      // One hex digit for every four answers, answer 4i+j in bit 1<<j of
+      // digit i, and no body.
+      const hex = res.headers.get('X-Edgebloom-Results');
+      assert.match(hex ?? '', /^[0-9a-f]*$/, `${what}: X-Edgebloom-Results ${hex}`);
+      const bits = [...hex].flatMap((d) => [1, 2, 4, 8].map((b) => (parseInt(d, 16) & b) !== 0));
+      assert.deepEqual(bits, [...s.want.results, ...Array((4 - (s.want.results.length % 4)) % 4).fill(false)], what);
+      assert.equal(res.bytes.length, 0, `${what}: no body`);
     } else if (s.want.empty) {
       assert.equal(res.bytes.length, 0, what);
     } else {
