@@ -20,18 +20,6 @@ func (f *Filter) hasStrided(keys []byte, stride int, lens []uint32, out []byte) 
 	f.packed(keys, stride, lens, out, false)
 }
 
-// addStrided is Filter.addStrided for the split-block kind.
-func (f *BlockedFilter) addStrided(keys []byte, stride int, lens []uint32, out []byte) {
-	checkPacked(keys, stride, lens, out)
-	f.packed(keys, stride, lens, out, true)
-}
-
-// hasStrided is Filter.hasStrided for the split-block kind.
-func (f *BlockedFilter) hasStrided(keys []byte, stride int, lens []uint32, out []byte) {
-	checkPacked(keys, stride, lens, out)
-	f.packed(keys, stride, lens, out, false)
-}
-
 // checkPacked panics unless packedOK.
 func checkPacked(keys []byte, stride int, lens []uint32, out []byte) {
 	if !packedOK(keys, stride, lens, out) {
@@ -63,16 +51,6 @@ func packedOK(keys []byte, stride int, lens []uint32, out []byte) bool {
 		total = uint64(len(lens)-1)*s + uint64(lens[len(lens)-1])
 	}
 	return ok && total <= uint64(len(keys))
-}
-
-// packedKey returns key i of a layout checked by checkPacked, whose key i-1
-// ended at off, and where key i+1 starts.
-func packedKey(keys []byte, stride int, lens []uint32, i, off int) (key []byte, next int) {
-	n := int(lens[i])
-	if stride != 0 {
-		off = i * stride
-	}
-	return keys[off : off+n : off+n], off + n
 }
 
 func b2u8(b bool) byte {

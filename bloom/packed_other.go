@@ -29,3 +29,13 @@ func (f *BlockedFilter) packed(keys []byte, stride int, lens []uint32, out []byt
 		}
 	}
 }
+
+// packedKey returns key i of a layout checked by checkPacked, whose key i-1
+// ended at off, and where key i+1 starts.
+func packedKey(keys []byte, stride int, lens []uint32, i, off int) (key []byte, next int) {
+	n := int(lens[i])
+	if stride != 0 {
+		off = i * stride
+	}
+	return keys[off : off+n : off+n], off + n
+}
