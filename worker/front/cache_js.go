@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"strings"
@@ -25,16 +26,25 @@ func edgeRequest(key string) *http.Request {
 	return req
 }
 
-func cacheMatchStream(key string) *http.Response {
-	res, err := cache.New().Match(edgeRequest(key), nil)
-	if err != nil || res == nil || res.StatusCode != http.StatusOK {
+// cacheMatchStream and cacheMatch look the cache up through the request's
+// own exchange with JS (matchCache in bridge_js.go), not syumai/workers'
+// cache package, whose Match leaves a callback and a stream behind in Go
+// for every lookup: in a kept instance that was memory taken for good at
+// every "latest" answered from the cache.
+func cacheMatchStream(ctx context.Context, key string) *http.Response {
+	res, err := matchCache(ctx, key)
+	if err != nil || res == nil {
+		return nil
+	}
+	if res.StatusCode != http.StatusOK {
+		res.Body.Close()
 		return nil
 	}
 	return res
 }
 
-func cacheMatch(key string) *cachedAnswer {
-	res := cacheMatchStream(key)
+func cacheMatch(ctx context.Context, key string) *cachedAnswer {
+	res := cacheMatchStream(ctx, key)
 	if res == nil {
 		return nil
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"os"
@@ -40,7 +41,7 @@ func maxAgeOf(h http.Header) time.Duration {
 	return 0
 }
 
-func cacheMatch(key string) *cachedAnswer {
+func cacheMatch(_ context.Context, key string) *cachedAnswer {
 	hostCache.Lock()
 	defer hostCache.Unlock()
 	e, ok := hostCache.m[key]
@@ -56,8 +57,8 @@ func cachePut(key string, header http.Header, body []byte) {
 	hostCache.m[key] = hostEntry{header: header.Clone(), body: bytes.Clone(body), expires: time.Now().Add(maxAgeOf(header))}
 }
 
-func cacheMatchStream(key string) *http.Response {
-	a := cacheMatch(key)
+func cacheMatchStream(ctx context.Context, key string) *http.Response {
+	a := cacheMatch(ctx, key)
 	if a == nil {
 		return nil
 	}

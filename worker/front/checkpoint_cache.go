@@ -106,7 +106,7 @@ func await(ctx context.Context, key string, match func() bool) bool {
 func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAnswer, error)) (*cachedAnswer, bool, error) {
 	var a *cachedAnswer
 	match := func() bool {
-		if a = cacheMatch(key); a != nil {
+		if a = cacheMatch(ctx, key); a != nil {
 			a.header.Set("Cache-Control", a.header.Get(clientCacheControl))
 			a.header.Del(clientCacheControl)
 		}

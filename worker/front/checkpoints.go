@@ -381,7 +381,7 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 	key := cacheKey(r, name, fmt.Sprintf("%d/%d/snapshot", g, b))
 	var res *http.Response
 	match := func() bool {
-		res = cacheMatchStream(key)
+		res = cacheMatchStream(ctx, key)
 		return res != nil
 	}
 	if match() || !claim(key) && await(ctx, key, match) {
@@ -419,7 +419,7 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 	}
 	length, _ := strconv.ParseInt(sw.header.Get("Content-Length"), 10, 64)
 	if err := cachePutStream(key, stored, pr, length); err == nil {
-		if res := cacheMatchStream(key); res != nil {
+		if res := cacheMatchStream(ctx, key); res != nil {
 			return writeCachedStream(w, res, "miss")
 		}
 	}
