@@ -7,7 +7,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strings"
 	"syscall/js"
 	"time"
 
@@ -54,10 +53,11 @@ func cacheMatch(ctx context.Context, key string) *cachedAnswer {
 		return nil
 	}
 	h := http.Header{}
+	// The exchange hands a header over as the host's Headers give it: one
+	// value a name, repeated fields already joined.
 	for _, k := range []string{"Content-Type", "ETag", "X-Edgebloom-Format", clientCacheControl} {
-		// syumai/workers splits a header's value at its commas.
-		if v := res.Header.Values(k); len(v) > 0 {
-			h.Set(k, strings.Join(v, ", "))
+		if v := res.Header.Get(k); v != "" {
+			h.Set(k, v)
 		}
 	}
 	return &cachedAnswer{header: h, body: body}
