@@ -106,15 +106,7 @@ func retryCrawl(store *bloomstorage.Storage, s *site, tl *tally, after func(n in
 	if err := store.SetRetry(testRetry); err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	var unexpected []error
-	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
-		if err := store.AddURL(e.Request.AbsoluteURL(e.Attr("href"))); err != nil && !errors.Is(err, bloomstorage.ErrVisited) {
-			mu.Lock()
-			unexpected = append(unexpected, err)
-			mu.Unlock()
-		}
-	})
+	unexpected := follow(c, store)
 	c.OnResponse(func(r *colly.Response) {
 		if i, err := strconv.Atoi(strings.TrimPrefix(r.Request.URL.Path, "/p/")); err == nil {
 			tl.ok[i].Add(1)
@@ -130,7 +122,26 @@ func retryCrawl(store *bloomstorage.Storage, s *site, tl *tally, after func(n in
 	if err := store.Run(c, 8); err != nil {
 		return err
 	}
-	return errors.Join(unexpected...)
+	return unexpected()
+}
+
+// follow adds the links of c's pages to store's frontier; the function it
+// returns gives the errors of AddURL but ErrVisited, joined.
+func follow(c *colly.Collector, store *bloomstorage.Storage) func() error {
+	var mu sync.Mutex
+	var errs []error
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		if err := store.AddURL(e.Request.AbsoluteURL(e.Attr("href"))); err != nil && !errors.Is(err, bloomstorage.ErrVisited) {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	})
+	return func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return errors.Join(errs...)
+	}
 }
 
 // checkRetried fails t unless the collector got every page of s once,
