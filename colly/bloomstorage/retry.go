@@ -31,7 +31,9 @@ type Retry struct {
 	// twice as long as the one before, up to MaxBackoff, and each wait is
 	// taken at random between half and all of that, so that collectors
 	// do not come back together. A Retry-After header of a 429 or 503
-	// lengthens the wait to what it asks, up to MaxBackoff.
+	// lengthens the wait to what it asks, up to MaxBackoff. A MaxBackoff
+	// of math.MaxInt64 (292 years) sets no cap: the waits double until
+	// they reach it, and never overflow.
 	Backoff, MaxBackoff time.Duration
 }
 
@@ -183,9 +185,12 @@ func transient(status int) bool {
 func (r Retry) wait(failed int, retryAfter string, now time.Time) time.Duration {
 	d := r.Backoff
 	for i := 1; i < failed && d < r.MaxBackoff; i++ {
+		if d > r.MaxBackoff/2 {
+			d = r.MaxBackoff // doubling d would pass it, or int64
+			break
+		}
 		d *= 2
 	}
-	d = min(d, r.MaxBackoff)
 	d = d/2 + rand.N(d/2+1)
 	if ra := parseRetryAfter(retryAfter, now); ra > d {
 		d = min(ra, r.MaxBackoff)
