@@ -2,7 +2,7 @@
 // n and p (or m and k as given), and how the page shows that arithmetic.
 import { optimal, optimalBlocks, estimateFPR, estimateBlockedFPR } from '/js/index.js';
 import { $, BLOCK, state } from './state.js';
-import { el, fmtBytes, fmtInt, fmtRate, fmtSI, memoryNote, payloadBytes, setError } from './format.js';
+import { el, fmtBytes, fmtInt, fmtRate, fmtSI, memoryNote, payloadBytes, setError, withSup } from './format.js';
 
 function parseCount(text) {
   const t = text.trim().replace(/[\s,_]/g, '');
@@ -159,7 +159,10 @@ export function showDerived() {
 function num(x) {
   if (Number.isInteger(x)) return fmtInt(x);
   const a = Math.abs(x);
-  if (a !== 0 && (a < 1e-3 || a >= 1e7)) return x.toExponential(3).replace('e', ' × 10^');
+  if (a !== 0 && (a < 1e-3 || a >= 1e7)) {
+    const [mant, exp] = x.toExponential(3).split('e');
+    return `${mant} × 10^(${String(Number(exp)).replace('-', '−')})`;
+  }
   return String(Number(x.toPrecision(4)));
 }
 
@@ -168,7 +171,7 @@ function num(x) {
 // reads the page (and its tests).
 function eq(name, steps, result) {
   const p = el('p', { class: 'eq' }, el('var', { text: name }));
-  for (const s of steps) p.append(` = ${s}`);
+  for (const s of steps) p.append(' = ', ...withSup(s));
   p.append(' = ', el('b', { text: result.text, 'data-result': name }));
   if (result.unit) p.append(` ${result.unit}`);
   return p;
@@ -191,9 +194,13 @@ function showSizeMath(kind, mode, { n, m, k, p }) {
     );
     if (mode === 'np') {
       parts.push(
-        el('p', {
-          text: `Go's OptimalBlocks picks the smallest number of blocks b whose rate after n = ${fmtInt(n)} keys is at most 0.9 · p = ${num(0.9 * p)} (the margin absorbs a real filter's scatter):`,
-        }),
+        el(
+          'p',
+          {},
+          ...withSup(
+            `Go's OptimalBlocks picks the smallest number of blocks b whose rate after n = ${fmtInt(n)} keys is at most 0.9 · p = ${num(0.9 * p)} (the margin absorbs a real filter's scatter):`,
+          ),
+        ),
       );
     }
     parts.push(
@@ -239,9 +246,13 @@ function showSizeMath(kind, mode, { n, m, k, p }) {
     }
     const e = Math.exp((-k * n) / m);
     parts.push(
-      el('p', {
-        text: `After n keys, a ${kind === 'counting' ? 'counter' : 'bit'} is still 0 with probability e^(−k·n/m), and a key never added finds all k of its positions set with probability:`,
-      }),
+      el(
+        'p',
+        {},
+        ...withSup(
+          `After n keys, a ${kind === 'counting' ? 'counter' : 'bit'} is still 0 with probability e^(−k·n/m), and a key never added finds all k of its positions set with probability:`,
+        ),
+      ),
       eq(
         'rate',
         [
