@@ -830,7 +830,7 @@ describe('web demo', () => {
     await page.goto(server.url);
     await page.waitForSelector('body[data-ready]');
     const reached = new Set();
-    for (let i = 0; i < 40; i++) {
+    for (let i = 0; i < 90; i++) {
       await page.keyboard.press('Tab');
       reached.add(
         await page.evaluate(
@@ -1120,6 +1120,253 @@ describe('the lesson', () => {
     assert.equal(await lp.textContent('#keycount'), '2');
     await button('Add').click();
     assert.match(await lp.textContent('#key-help'), /Enter adds the key/);
+  });
+
+  test('the tour: 8 steps, a sentence each, the control highlighted, next and back, ending at real uses', async () => {
+    await lp.goto(server.url);
+    await lp.waitForSelector('body[data-ready]', { timeout: 20_000 });
+    await button('Take the tour (8 steps)').click();
+    const tour = lp.getByRole('dialog', { name: /Step 1 of 8/ });
+    await tour.waitFor();
+    const seen = [];
+    for (let i = 1; i <= 8; i++) {
+      assert.equal(await lp.textContent('#tour-step'), `Step ${i} of 8`);
+      const text = await lp.textContent('#tour-text');
+      assert.ok(text.length > 20, `step ${i} says something`);
+      const lit = await lp.$$eval('.tour-target', (ts) => ts.map((t) => t.id || t.textContent.trim().slice(0, 30)));
+      assert.equal(lit.length, 1, `step ${i} highlights one control: ${lit}`);
+      seen.push(lit[0]);
+      if (i === 2) {
+        await button('Back').click();
+        assert.equal(await lp.textContent('#tour-step'), 'Step 1 of 8');
+        await button('Next').click();
+      }
+      if (i === 5) await shot('tour-step5-desktop', lp);
+      if (i < 8) await button('Next').click();
+    }
+    assert.equal(new Set(seen).size, 8, `eight controls: ${seen}`);
+    assert.equal(seen[7], 'uses');
+    // The last step links the examples of real use, and they are served.
+    const links = await lp.$$eval('#tour-text a', (as) => as.map((a) => [a.textContent, a.getAttribute('href')]));
+    assert.deepEqual(
+      links.map(([, href]) => href),
+      ['/examples/colly-crawler/README.md', '/examples/sync-extension/README.md', '/examples/parquet/README.md'],
+    );
+    assert.match(links[0][0], /crawler's seen-set/);
+    assert.match(links[1][0], /extension's blocklist, synced from the edge Worker/);
+    assert.match(links[2][0], /Parquet pruning/);
+    for (const [, href] of links) {
+      const res = await fetch(new URL(href, server.url));
+      assert.equal(res.status, 200, href);
+      assert.match(await res.text(), /^# /);
+    }
+    assert.equal((await fetch(new URL('/examples/test/helpers.js', server.url))).status, 404);
+    assert.equal((await fetch(new URL('/examples/worker-blocklist/src/index.js', server.url))).status, 404);
+    await shot('tour-end-desktop', lp);
+    await button('Finish').click();
+    assert.equal(await lp.isVisible('#tour'), false);
+    assert.equal(await lp.$$eval('.tour-target', (ts) => ts.length), 0);
+  });
+
+  // contrastFailures lists the visible text of the page whose contrast with
+  // what is behind it is under WCAG AA: 4.5, or 3 for large text (24 px, or
+  // 18.66 px bold). Disabled controls are exempt, as WCAG says.
+  function contrastFailures(p) {
+    return p.evaluate(() => {
+      const rgba = (c) => {
+        const m = c.match(/rgba?\(([^)]+)\)/);
+        if (!m) return null;
+        const [r, g, b, a = 1] = m[1]
+          .split(/[\s,/]+/)
+          .filter(Boolean)
+          .map(Number);
+        return [r, g, b, a];
+      };
+      const lum = ([r, g, b]) => {
+        const f = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+        return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
+      };
+      const over = (top, under) => top.slice(0, 3).map((v, i) => v * top[3] + under[i] * (1 - top[3]));
+      // The background behind e: the first opaque one up the tree, with the
+      // translucent ones above it laid over it.
+      const behind = (e) => {
+        const layers = [];
+        for (let n = e; n; n = n.parentElement) {
+          const c = rgba(getComputedStyle(n).backgroundColor);
+          if (c && c[3] > 0) layers.push(c);
+          if (c && c[3] === 1) break;
+        }
+        let bg = [255, 255, 255];
+        for (const l of layers.reverse()) bg = over(l, bg);
+        return bg;
+      };
+      const out = [];
+      const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+      for (let t = walker.nextNode(); t; t = walker.nextNode()) {
+        if (!t.textContent.trim()) continue;
+        const e = t.parentElement;
+        if (!e.checkVisibility?.({ checkOpacity: true, checkVisibilityCSS: true })) continue;
+        if (e.closest('[aria-hidden="true"], :disabled, title')) continue;
+        const cs = getComputedStyle(e);
+        const inSvg = e instanceof SVGElement;
+        const fg = rgba(inSvg ? cs.fill : cs.color);
+        if (!fg) continue;
+        const bg = behind(inSvg ? e.closest('svg') : e);
+        const f = over(fg, bg);
+        const [a, b] = [lum(f), lum(bg)];
+        const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+        const size = parseFloat(cs.fontSize);
+        const large = size >= 24 || (size >= 18.66 && Number(cs.fontWeight) >= 700);
+        if (ratio < (large ? 3 : 4.5)) out.push(`${t.textContent.trim().slice(0, 40)}: ${ratio.toFixed(2)}`);
+      }
+      return out;
+    });
+  }
+
+  // unnamed lists the controls of the page without an accessible name.
+  function unnamed(p) {
+    return p.evaluate(() => {
+      const name = (e) =>
+        e.getAttribute('aria-label') ||
+        (e.getAttribute('aria-labelledby') ?? '')
+          .split(' ')
+          .map((id) => document.getElementById(id)?.textContent ?? '')
+          .join('') ||
+        [...(e.labels ?? [])].map((l) => l.textContent).join('') ||
+        (['BUTTON', 'A', 'SUMMARY'].includes(e.tagName) ? e.textContent : '');
+      return [...document.querySelectorAll('button, input, select, textarea, summary, a[href], [tabindex]')]
+        .filter((e) => !name(e).trim())
+        .map((e) => e.outerHTML.slice(0, 80));
+    });
+  }
+
+  test('accessible: every control named, results announced, AA contrast in every state, keyboard alone works', async () => {
+    await lp.goto(server.url);
+    await lp.waitForSelector('body[data-ready]', { timeout: 20_000 });
+    assert.deepEqual(await unnamed(lp), []);
+    for (const id of ['verdict', 'k-result', 'now-rate', 'patterns-result', 'bulk-status', 'tour-text'])
+      assert.equal(await lp.getAttribute(`#${id}`, 'aria-live'), 'polite', `#${id} is announced`);
+    assert.equal(await lp.getAttribute('#status', 'role'), 'status');
+    assert.deepEqual(await contrastFailures(lp), [], 'at load');
+    // By keyboard alone: add, test, open the arithmetic, number the bits, move k.
+    await keyField().focus();
+    await lp.keyboard.type('apple');
+    await lp.keyboard.press('Enter');
+    await lp.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Added "apple"'));
+    await lp.keyboard.press('Tab'); // Add
+    await lp.keyboard.press('Tab'); // Test
+    await lp.keyboard.press('Enter');
+    await lp.waitForFunction(() => document.querySelector('#verdict').textContent.includes('"apple": probably'));
+    await lp.focus('#hashmath-sum');
+    await lp.keyboard.press('Enter');
+    assert.equal(await lp.$eval('#hashmath-box', (d) => d.open), true, 'the arithmetic opens from the keyboard');
+    await lp.focus('#numbers');
+    await lp.keyboard.press('Space');
+    assert.equal(await lp.$eval('#grid', (g) => g.classList.contains('numbered')), true);
+    assert.deepEqual(await contrastFailures(lp), [], 'with numbers and a verdict');
+    // Both choices kept across a reload.
+    await lp.reload();
+    await lp.waitForSelector('body[data-ready]', { timeout: 20_000 });
+    assert.equal(await lp.isChecked('#numbers'), true);
+    assert.equal(await lp.$eval('#hashmath-box', (d) => d.open), true);
+    await lp.uncheck('#numbers');
+    await keyField().fill('pear');
+    await button('Test').click();
+    await lp.click('#hashmath-sum');
+    assert.equal(await lp.$eval('#hashmath-box', (d) => d.open), false);
+    // Undo takes focus once there is something to undo.
+    await keyField().fill('plum');
+    await button('Add').click();
+    const reached = new Set();
+    await lp.focus('#tour-start');
+    for (let i = 0; i < 90; i++) {
+      await lp.keyboard.press('Tab');
+      reached.add(
+        await lp.evaluate(() => document.activeElement.id || document.activeElement.textContent.trim().slice(0, 20)),
+      );
+    }
+    for (const id of [
+      'n',
+      'create',
+      'key',
+      'add',
+      'test',
+      'findfp',
+      'undo',
+      'reset',
+      'numbers',
+      'tk',
+      'tn',
+      'measure-all',
+      'bulk',
+      'small-setup',
+      'patterns-run',
+      'download',
+      'file',
+    ])
+      assert.ok(reached.has(id), `Tab reaches #${id}`);
+    assert.deepEqual(await unnamed(lp), []);
+  });
+
+  test('at 390 px every state of the lesson fits, with no sideways scrolling, and reads at AA contrast', async () => {
+    const phone = await browser.context.newPage();
+    onCleanup(() => phone.close());
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await phone.goto(server.url);
+    await phone.waitForSelector('body[data-ready]', { timeout: 20_000 });
+    const fits = async (state) => {
+      assert.ok(
+        await phone.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth),
+        `no sideways scrolling: ${state}`,
+      );
+      assert.deepEqual(await contrastFailures(phone), [], `contrast: ${state}`);
+      await shot(`${state}-phone`, phone);
+    };
+    await fits('lesson-start');
+    await phone.locator('#tradeoff-h').scrollIntoViewIfNeeded();
+    await phone.waitForSelector('#k-result[data-state="measured"]', { timeout: 30_000 });
+    await phone.getByRole('slider', { name: 'Hashes k' }).focus();
+    await phone.keyboard.press('ArrowRight');
+    await phone.waitForSelector('#k-result[data-state="measured"][data-k="5"]', { timeout: 30_000 });
+    await fits('tradeoff');
+    await phone.getByRole('button', { name: 'Make a 125-bit filter with 3 keys' }).click();
+    await phone.getByRole('button', { name: 'Run the experiment on this filter' }).click();
+    await phone.waitForSelector('#patterns-result[data-state="done"]', { timeout: 120_000 });
+    await fits('patterns');
+    await phone.check('input[name="kind"][value="counting"]');
+    await phone.check('input[name="sizing"][value="mk"]');
+    await phone.fill('#m', '40');
+    await phone.fill('#k', '3');
+    await phone.click('#create');
+    for (const key of ['red', 'green', 'blue', 'cyan']) {
+      await phone.fill('#key', key);
+      await phone.click('#add');
+    }
+    const c = new eb.CountingBloomFilter({ bits: 40, hashes: 3 });
+    onCleanup(() => c.free());
+    for (const key of ['red', 'green', 'blue', 'cyan']) c.add(key);
+    let fp;
+    for (let i = 0; !fp; i++) if (c.has(`never-${i}`)) fp = `never-${i}`;
+    await phone.fill('#key', fp);
+    await phone.click('#remove');
+    await phone.click('#remove-anyway');
+    await fits('remove-confirm');
+    await phone.click('#confirm-remove');
+    await phone.waitForFunction(() => document.querySelector('#verdict').textContent.includes('anyway'));
+    await fits('removed-anyway');
+    await phone.check('#numbers');
+    await fits('numbered');
+    await phone.getByRole('button', { name: 'Take the tour (8 steps)' }).click();
+    for (let i = 1; i <= 8; i++) {
+      // The highlighted control is on screen, above the tour's panel.
+      const [target, panel] = await phone.evaluate(() => [
+        document.querySelector('.tour-target').getBoundingClientRect().top,
+        document.querySelector('#tour').getBoundingClientRect().top,
+      ]);
+      assert.ok(target >= 0 && target < panel, `step ${i}: control at ${target}, panel at ${panel}`);
+      if (i === 5 || i === 8) await fits(`tour-step${i}`);
+      if (i < 8) await phone.getByRole('button', { name: 'Next' }).click();
+    }
   });
 
   test('no console errors in the lesson', () => {

@@ -25,6 +25,7 @@ export function useFilter(filter, fromFile = '', plannedN = 0) {
   state.keyCounts = new Map();
   state.typedKeys = [];
   state.bulkKeys = 0;
+  state.forced = 0;
   state.bitKeys = new Map();
   state.highlight = new Map();
   state.history = [];
@@ -67,6 +68,7 @@ export function resetFilter() {
   state.keyCounts = new Map();
   state.typedKeys = [];
   state.bulkKeys = 0;
+  state.forced = 0;
   state.bitKeys = new Map();
   state.highlight = new Map();
   state.history = [];
@@ -359,6 +361,7 @@ export function forceRemove(key) {
   const before = valuesAt(f, 'counting', positions);
   pushUndo();
   f.remove(key);
+  state.forced++;
   const after = valuesAt(f, 'counting', positions);
   const zeroed = new Set(positions.filter((p, j) => before[j] > 0 && after[j] === 0));
   const lost = [...state.keyCounts.keys()].filter((k) => !f.has(k));
@@ -470,10 +473,12 @@ export async function findFalsePositive() {
   }
   setBusy(true);
   try {
-    const limit = 200_000;
+    // Enough for the page's default filter with three keys, whose rate is
+    // about 1 in 130,000 (mostly a whole pattern of one key repeated).
+    const limit = 2_000_000;
     for (let tries = 0; tries < limit;) {
       const batch = [];
-      for (let i = 0; i < 2000; i++) {
+      for (let i = 0; i < 20_000; i++) {
         const key = `${WORDS[Math.floor(Math.random() * WORDS.length)]}-${Math.floor(Math.random() * 1e6)}`;
         if (!state.keyCounts.has(key)) batch.push(key);
       }

@@ -20,7 +20,7 @@ function showStats() {
       'Keys added',
       fmtInt(state.added) +
         (s.count !== state.added
-          ? ` (the filter counts ${fmtInt(s.count)}: an add whose ${bitWord()}s were all set already does not count)`
+          ? ` (the filter counts ${fmtInt(s.count)}: an add whose ${bitWord()}s were all set already does not count${state.forced ? ', and each removal of a key never added took one off' : ''})`
           : ''),
     ],
     [`${unit[0].toUpperCase()}${unit.slice(1)} set`, `${fmtInt(s.setBits)} (${fmtRate(s.fillRatio)})`],

@@ -17,6 +17,7 @@ export function snapshot() {
     keyCounts: new Map(state.keyCounts),
     typedKeys: [...state.typedKeys],
     bulkKeys: state.bulkKeys,
+    forced: state.forced,
     bitKeys: new Map([...state.bitKeys].map(([p, keys]) => [p, [...keys]])),
     history: state.history.map((h) => ({ ...h })),
   };
@@ -45,6 +46,7 @@ export function restoreRecord(s) {
   state.keyCounts = s.keyCounts;
   state.typedKeys = s.typedKeys;
   state.bulkKeys = s.bulkKeys;
+  state.forced = s.forced;
   state.bitKeys = s.bitKeys;
   state.history = s.history;
 }

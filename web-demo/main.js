@@ -14,6 +14,7 @@ import { SMALL_KEYS, runPatterns } from './patterns.js';
 import { showDerived, sizing, updateFields } from './params.js';
 import { showStatus } from './charts.js';
 import { wireTradeoff } from './tradeoff.js';
+import { wireTour } from './tour.js';
 import { showNumbers } from './grid.js';
 import {
   addKey,
@@ -72,6 +73,7 @@ function keep(name, on) {
 
 function wire() {
   wireTradeoff();
+  wireTour();
   // The hash arithmetic is closed until the reader opens it, and stays as
   // they leave it; so do the bit numbers.
   const hm = $('hashmath-box');

@@ -3,7 +3,7 @@
 // positions are all set, for a small classic or counting filter), and the
 // rate measured on fresh keys, with how many were tried; and, when the
 // measurement leaves the estimate's 99 % range, why.
-import { $, state } from './state.js';
+import { $, bitWord, state } from './state.js';
 import { el, fmtInt, fmtRate } from './format.js';
 import { PAIR_LIMIT, exactRate, patternKey, rateInterval } from './theory.js';
 import { countHits, probesFor } from './measure.js';
@@ -42,6 +42,13 @@ function measureNow() {
   const box = $('now-rate');
   if (!f) return;
   const s = f.stats();
+  if (s.setBits === 0) {
+    box.replaceChildren(
+      el('p', { text: 'Measured now: nothing to measure; an empty filter answers "certainly not" to every key.' }),
+    );
+    box.dataset.state = 'measured';
+    return;
+  }
   const est = s.estimatedErrorRate;
   const probes = probesFor(est);
   const hits = countHits(f, probes);
@@ -70,7 +77,7 @@ function measureNow() {
   if (s.kind !== 'scalable' && s.kind !== 'sharded' && state.added > 0) {
     const [lo, hi] = rateInterval(est, { probes });
     const within = rate >= lo && rate <= hi;
-    const verdict = `The estimate from the bits set, ${fmtRate(est)}, ${within ? 'agrees with' : 'is not'} the measurement within noise (its 99 % range for ${fmtInt(probes)} keys: ${fmtRate(lo)} to ${fmtRate(hi)}).`;
+    const verdict = `The estimate from the ${bitWord()}s set, ${fmtRate(est)}, ${within ? 'agrees with' : 'does not agree with'} the measurement within noise (its 99 % range for ${fmtInt(probes)} keys: ${fmtRate(lo)} to ${fmtRate(hi)}).`;
     parts.push(
       el('p', { class: within ? '' : 'why-differ', text: within ? verdict : `${verdict} ${whyNow(est, exact)}` }),
     );
@@ -83,7 +90,7 @@ function measureNow() {
 // than its bits set predict.
 function whyNow(est, exact) {
   if (exact && exact.repeats > 0.5 * Math.abs(exact.rate - est)) {
-    return `Why: a small filter repeats whole patterns. A fresh key lands on exactly the positions of an added key ${fmtRate(exact.repeats)} of the time, whatever else is set; the estimate counts only bits (section 5).`;
+    return `Why: a small filter repeats whole patterns. A fresh key lands on exactly the positions of an added key ${fmtRate(exact.repeats)} of the time, whatever else is set; the estimate counts only ${bitWord()}s set (section 5).`;
   }
   if (exact && Math.abs(exact.rate - est) > 0.2 * est) {
     return `Why: with m = ${fmtInt(state.m)}, the ${state.k} positions of a key are not ${state.k} independent draws (they come from one start pair, and may repeat), so this filter's exact rate, ${fmtRate(exact.rate)}, is not the estimate.`;

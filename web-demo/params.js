@@ -1,6 +1,8 @@
 // The parameters: reading and checking the form, the filter's size from
 // n and p (or m and k as given), and how the page shows that arithmetic.
-import { optimal, optimalBlocks, estimateFPR, estimateBlockedFPR } from '/js/index.js';
+import { BloomFilter, BlockedBloomFilter, optimal, optimalBlocks, estimateFPR, estimateBlockedFPR } from '/js/index.js';
+import { ADD_BUDGET, measureRate, plan } from './measure.js';
+import { rateInterval, theta } from './theory.js';
 import { $, BLOCK, state } from './state.js';
 import { el, fmtBytes, fmtInt, fmtRate, fmtSI, memoryNote, payloadBytes, setError, withSup } from './format.js';
 
@@ -148,8 +150,45 @@ export function showDerived() {
     [`False-positive rate after ${fmtInt(n)} keys`, `${fmtRate(theoryFPR(kind, m, k, n))} (theory)`],
   ];
   for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d, 'data-name': t }));
+  const measured = el('dd', { 'data-name': 'Measured', text: 'measuring…' });
+  dl.append(el('dt', { text: 'Measured' }), measured);
+  scheduleMeasure(measured, kind, m, k, n);
   showSizeMath(kind, sizing(), params);
   return params;
+}
+
+// scheduleMeasure measures the rate after n keys at m and k, the way
+// theory states it, on filters built from fresh keys, once the fields rest
+// for 300 ms.
+let measureTimer = 0;
+function scheduleMeasure(dd, kind, m, k, n) {
+  clearTimeout(measureTimer);
+  if (n > ADD_BUDGET || m > 2 ** 24) {
+    dd.textContent = `not here: the page measures up to ${fmtInt(ADD_BUDGET)} keys and ${fmtSI(2 ** 24, 'bits')} (section 3 measures at this m)`;
+    return;
+  }
+  if (!state.ready) {
+    dd.textContent = 'once the filter engine has loaded';
+    return;
+  }
+  measureTimer = setTimeout(() => {
+    if (!dd.isConnected) return;
+    const make =
+      kind === 'blocked'
+        ? () => new BlockedBloomFilter({ blocks: m / BLOCK })
+        : () => new BloomFilter({ bits: m, hashes: k });
+    const r = measureRate(make, { n, ...plan(m, kind === 'blocked' ? 8 : k, n) });
+    const rate = r.hits / r.probes;
+    let verdict = '';
+    if (kind !== 'blocked') {
+      const [lo, hi] = rateInterval(theta(m, k, n), { m, k, n, probes: r.probes, filters: r.filters });
+      verdict =
+        rate >= lo && rate <= hi
+          ? ', within the 99 % range of theory'
+          : `, outside the 99 % range of theory (${fmtRate(lo)} to ${fmtRate(hi)}): see section 5`;
+    }
+    dd.textContent = `${fmtRate(rate)} (${fmtInt(r.hits)} of ${fmtInt(r.probes)} fresh keys, against ${fmtInt(r.filters)} ${r.filters === 1 ? 'filter' : 'filters'} of ${fmtInt(n)} fresh keys)${verdict}`;
+  }, 300);
 }
 
 // ---------- the arithmetic of the size ----------
