@@ -189,7 +189,7 @@ test(
     await copy.assertSnapshot(acked);
 
     // More than half of every shard's payload: the snapshot again, saying why.
-    const many = urls('many', 60_000);
+    const many = urls('many', 30_000);
     await add(s, name, many);
     acked.push(...many);
     for (const i of [0, 1]) assert.equal((await s.hook(`shard:${name}:${i}`, '/_test/compact', {})).status, 200);
