@@ -180,6 +180,9 @@ test(
       );
       await delay(100);
     }
+    console.log(
+      `edge cache: front A answered with the deleted filter until ${last === null ? 0 : last - deleted} ms after`,
+    );
     assert.ok(
       last === null || last - deleted <= 6000,
       `front A answered with the deleted filter ${last - deleted} ms after`,
