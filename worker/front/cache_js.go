@@ -7,8 +7,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"syscall/js"
-	"time"
 
 	"github.com/syumai/workers/cloudflare"
 	"github.com/syumai/workers/cloudflare/cache"
@@ -70,20 +68,4 @@ func cachePut(key string, header http.Header, body []byte) {
 func cachePutStream(key string, header http.Header, body io.Reader, length int64) error {
 	res := &http.Response{StatusCode: http.StatusOK, Header: header, Body: io.NopCloser(body), ContentLength: length}
 	return cache.New().Put(edgeRequest(key), res)
-}
-
-// pause waits d through the host's setTimeout, called from the waiting
-// request's own turn, so that workerd sees that request wait for a timer
-// of its own (Go's sleep sets one timer for the whole instance, in
-// whichever request's turn it goes idle: a request that waited on it alone
-// would be canceled as hung).
-func pause(d time.Duration) {
-	done := make(chan struct{})
-	f := js.FuncOf(func(js.Value, []js.Value) any {
-		close(done)
-		return nil
-	})
-	js.Global().Get("setTimeout").Invoke(f, d.Milliseconds())
-	<-done
-	f.Release()
 }

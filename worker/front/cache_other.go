@@ -73,5 +73,3 @@ func cachePutStream(key string, header http.Header, body io.Reader, _ int64) err
 	cachePut(key, header, b)
 	return nil
 }
-
-func pause(d time.Duration) { time.Sleep(d) }

@@ -83,10 +83,13 @@ func release(key string) {
 	making.Unlock()
 }
 
-// await polls the cache for key while another request makes it.
+// await polls the cache for key while another request makes it; it stops
+// when ctx's request ends (its client left).
 func await(ctx context.Context, key string, match func() bool) bool {
-	for start := time.Now(); time.Since(start) < pollFor && ctx.Err() == nil; {
-		pause(pollEvery)
+	for start := time.Now(); time.Since(start) < pollFor; {
+		if pause(ctx, pollEvery) != nil {
+			return false
+		}
 		if match() {
 			return true
 		}

@@ -202,6 +202,11 @@ func (s *Server) latestCheckpoint(ctx context.Context, w http.ResponseWriter, r 
 // generation g: what GET /changes?since=(a's cursor) answers when the
 // shards are at b's cursor, byte for byte.
 func (s *Server) checkpointDelta(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, a, b uint64) error {
+	leave, err := s.enterHeavy(ctx, name, func(p filterParams) int64 { return deltaWeight(p, b-a) })
+	if err != nil {
+		return err
+	}
+	defer leave()
 	ans, hit, err := s.deltaBetween(ctx, r, name, g, a, b)
 	if err != nil {
 		return err
@@ -378,6 +383,11 @@ func (s *Server) mergedDelta(ctx context.Context, r *http.Request, name string, 
 // on from b. It is kept in the edge cache for a checkpoint interval, so a
 // crowd of new readers costs the shards one snapshot a colo an interval.
 func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, b uint64) error {
+	leave, err := s.enterHeavy(ctx, name, snapshotWeight)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	key := cacheKey(r, name, fmt.Sprintf("%d/%d/snapshot", g, b))
 	var res *http.Response
 	match := func() bool {
@@ -404,11 +414,18 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 	// the front never holds a whole shard.
 	pr, pw := io.Pipe()
 	sw := &pipeResponse{header: h.Clone(), w: pw, ready: make(chan struct{})}
-	go func() {
-		err := s.writeSnapshot(ctx, sw, name, p, first)
+	written := spawn(func() error { return s.writeSnapshot(ctx, sw, name, p, first) })
+	spawn(func() error {
+		// The writer ended: the headers are set, and the reader sees the
+		// body end. writeSnapshot fails only by a panic, recovered here.
+		err := <-written
+		if err != nil {
+			logError(requestID(ctx), asAPIError(err))
+		}
 		sw.WriteHeader(http.StatusOK)
 		pw.CloseWithError(err)
-	}()
+		return nil
+	})
 	stored := h.Clone()
 	stored.Set("Cache-Control", "public, max-age="+strconv.Itoa(snapshotSeconds()))
 	<-sw.ready
