@@ -55,16 +55,15 @@ func deltaWeight(p filterParams, spans uint64) int64 {
 	return 3*int64(p.Shards)*record*int64(min(spans, keptCheckpoints)) + 64<<10
 }
 
-// unknownFilter stands for the parameters of a filter the front could not
-// read: the largest there can be.
-var unknownFilter = filterParams{Capacity: 1 << 40, ErrorRate: 1e-9, Shards: maxShards}
-
 // enterHeavy takes the share of the front's budget of an expensive request
-// on filter name (weight says how much, from its parameters).
+// on filter name (weight says how much, from its parameters). A filter
+// whose parameters cannot be read takes the least share: its request
+// answers what withParams answers (404, 502), or what the edge cache
+// holds.
 func (s *Server) enterHeavy(ctx context.Context, name string, weight func(p filterParams) int64) (func(), error) {
 	p, err := s.params(ctx, name, false)
 	if err != nil {
-		p = unknownFilter
+		return heavy.enter(ctx, 64<<10)
 	}
 	return heavy.enter(ctx, weight(p))
 }

@@ -115,10 +115,20 @@ func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAn
 		}
 		return a != nil
 	}
-	if match() || !claim(key) && await(ctx, key, match) {
+	if match() {
 		return a, true, nil
 	}
-	defer release(key)
+	claimed := claim(key)
+	if !claimed && await(ctx, key, match) {
+		return a, true, nil
+	}
+	if err := endedError(ctx); err != nil {
+		// The client left while it waited: nothing to make.
+		return nil, false, err
+	}
+	if claimed {
+		defer release(key)
+	}
 	a, err := build()
 	if err == nil {
 		// The client's copy is private: it was sent to a request with a

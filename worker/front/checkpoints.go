@@ -394,10 +394,22 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 		res = cacheMatchStream(ctx, key)
 		return res != nil
 	}
-	if match() || !claim(key) && await(ctx, key, match) {
+	if match() {
 		return writeCachedStream(w, res, "hit")
 	}
-	defer release(key)
+	claimed := claim(key)
+	if !claimed && await(ctx, key, match) {
+		return writeCachedStream(w, res, "hit")
+	}
+	if err := endedError(ctx); err != nil {
+		// The client left while it waited: nothing to make.
+		return err
+	}
+	if claimed {
+		// Only the request that claimed key gives it back: one that gave
+		// up waiting makes its own, and leaves the claim to its maker.
+		defer release(key)
+	}
 	p, cs, err := s.checkpointsOf(ctx, name, g, b)
 	if err != nil {
 		return err
