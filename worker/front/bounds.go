@@ -23,7 +23,7 @@ import (
 // The budget of expensive work in one front. Go's memory in a front stays
 // under about baseline + 2 × heavyBudget whatever the burst (Go's heap may
 // grow to twice what is live before it collects): worker/test/soak.test.js
-// holds it with 1,500 abandoned checkpoint snapshots and 6,000 deltas.
+// holds it with 1,500 abandoned checkpoint snapshots.
 const (
 	heavyBudget = 24 << 20
 	// maxHeavyWaiting requests wait for a share at most; the next gets 503.
