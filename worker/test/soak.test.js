@@ -311,3 +311,34 @@ test(
     assert.ok(grown <= ALLOWED_GROWTH, `Go's memory grew ${(grown / MIB).toFixed(1)} MiB over ${BURSTS} bursts`);
   },
 );
+
+// Every delta between two checkpoints of the pool that no reader asked for
+// yet is a miss of the edge cache: the front reads the shards and puts the
+// answer in the cache through the request's exchange with JS. Go's memory
+// stays flat over them.
+const DELTAS = 6_000;
+test(
+  `the memory Go has taken stays flat over ${DELTAS.toLocaleString('en')} deltas the edge cache misses`,
+  { timeout: 900_000 },
+  async (t) => {
+    const paths = [];
+    for (let span = 1; span < CHECKPOINTS; span++)
+      for (let a = 1; a + span <= CHECKPOINTS; a++)
+        for (const f of pool)
+          paths.push(`/v1/filters/${f.name}/checkpoints/${f.generation}/${a + span}/delta?from=${a}`);
+    assert.ok(paths.length >= DELTAS + 300, `${paths.length} deltas in the pool`);
+    paths.length = DELTAS + 300;
+    const get = async (path) => {
+      const res = await w.request('GET', path);
+      assert.equal(res.status, 200, JSON.stringify(res.json));
+      assert.equal(res.headers.get('X-Edgebloom-Cache'), 'miss', path);
+    };
+    await parallel(CLIENTS, paths.slice(0, 300), get);
+    const start = await idle();
+    await parallel(CLIENTS, paths.slice(300), get);
+    const end = await idle();
+    const grown = end.memoryBytes - start.memoryBytes;
+    t.diagnostic(`Go's memory: ${(start.memoryBytes / MIB).toFixed(1)} -> ${(end.memoryBytes / MIB).toFixed(1)} MiB`);
+    assert.ok(grown <= ALLOWED_GROWTH, `Go's memory grew ${(grown / MIB).toFixed(1)} MiB over ${DELTAS} delta misses`);
+  },
+);
