@@ -355,6 +355,7 @@ func TestFileCrashChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	os.Stdout.WriteString("started\n")
 	rng := rand.New(rand.NewPCG(sumString(name, 0), 1))
 	next := 1 + rng.IntN(300)
 	var buf []byte
@@ -390,7 +391,7 @@ func TestFileCrash(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	for run := 0; run < 20 && time.Now().Before(deadline); run++ {
 		name := "run" + strconv.Itoa(run)
-		cmd := exec.Command(exe, "-test.run=^TestFileCrashChild$", "-test.count=1")
+		cmd := testCommand(exe, "-test.run=^TestFileCrashChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), crashEnv+"="+path+"|"+name)
 		out, err := cmd.StdoutPipe()
 		if err != nil {
@@ -402,19 +403,29 @@ func TestFileCrash(t *testing.T) {
 			t.Fatal(err)
 		}
 		last := make(chan int)
+		started := make(chan struct{})
 		go func() {
 			n := 0
 			sc := bufio.NewScanner(out)
 			for sc.Scan() {
-				if s, ok := strings.CutPrefix(sc.Text(), "synced "); ok {
+				if sc.Text() == "started" {
+					close(started)
+				} else if s, ok := strings.CutPrefix(sc.Text(), "synced "); ok {
 					n, _ = strconv.Atoi(s)
 				}
 			}
 			last <- n
 		}()
-		// The child takes a few milliseconds to start; kill it anywhere
-		// from before its first Sync to well into its run.
-		time.Sleep(time.Duration(5+rng.IntN(150)) * time.Millisecond)
+		// Once the child has opened the file (its start takes from a few
+		// milliseconds to a second, on a loaded machine or an emulator),
+		// kill it anywhere from before its first Sync to well into its run.
+		select {
+		case <-started:
+		case <-time.After(time.Until(deadline) + 30*time.Second):
+			cmd.Process.Kill()
+			t.Fatalf("run %d: the child did not open the file: %s", run, stderr.String())
+		}
+		time.Sleep(time.Duration(rng.IntN(150)) * time.Millisecond)
 		cmd.Process.Kill() // SIGKILL on unix: no deferred call, no Close
 		synced[name] = <-last
 		state, _ := cmd.Process.Wait()
@@ -552,4 +563,15 @@ func checkAddAll(t *testing.T, ff *FileFilter, name string, n int) {
 		buf = urlKey(buf, name, i)
 		ff.Add(buf)
 	}
+}
+
+// testCommand runs this test binary again with args. Where go test runs it
+// through an emulator (-exec qemu-arm, named again in EDGEBLOOM_TEST_EXEC:
+// the 32-bit run on a kernel without IA32 emulation), the child runs under
+// it too.
+func testCommand(exe string, args ...string) *exec.Cmd {
+	if emulator := os.Getenv("EDGEBLOOM_TEST_EXEC"); emulator != "" {
+		return exec.Command(emulator, append([]string{exe}, args...)...)
+	}
+	return exec.Command(exe, args...)
 }
