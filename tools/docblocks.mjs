@@ -33,6 +33,8 @@
 //                  answers at URL; it is stopped after the doc's last block
 //     cwd=tmp      in a new empty directory
 //     cwd=here     in the doc's own directory
+//     cwd=beside-clone  in a new directory beside a link to this checkout
+//                  at ../edgebloom, as the install steps have it
 //     files=A,B    ... holding these files: URLs one a line (https://example.com/
 //                  among them), gzipped when the name ends in .gz
 //
@@ -40,7 +42,16 @@
 // free port in its place. Servers bind 127.0.0.1 only; nothing else is
 // reached. After every doc has run, git status must be what it was.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -99,7 +110,7 @@ export function blocks(text) {
   return out;
 }
 
-/** options parses the text of a run note: serve URL, cwd=tmp, cwd=here, files=A,B. */
+/** options parses the text of a run note: serve URL, cwd=tmp, cwd=here, cwd=beside-clone, files=A,B. */
 export function options(text) {
   const opts = { files: [] };
   const words = text.split(/\s+/).filter(Boolean);
@@ -108,8 +119,12 @@ export function options(text) {
     if (w === 'serve') opts.serve = new URL(words[++i]);
     else if (w === 'cwd=tmp') opts.tmp = true;
     else if (w === 'cwd=here') opts.here = true;
+    else if (w === 'cwd=beside-clone') opts.beside = true;
     else if (w.startsWith('files=')) opts.files = w.slice(6).split(',');
-    else throw new Error(`run note: unknown option ${JSON.stringify(w)} (serve URL, cwd=tmp, cwd=here, files=A,B)`);
+    else
+      throw new Error(
+        `run note: unknown option ${JSON.stringify(w)} (serve URL, cwd=tmp, cwd=here, cwd=beside-clone, files=A,B)`,
+      );
   }
   if (opts.files.length) opts.tmp = true;
   return opts;
@@ -322,9 +337,14 @@ export async function runDoc(doc, { bin, log = () => {} } = {}) {
         fail(b, err.message);
         continue;
       }
-      const cwd = opts.tmp
-        ? mkdtempSync(path.join(scratch, 'cwd-'))
-        : path.join(root, opts.here ? path.dirname(doc) : '.');
+      let cwd = path.join(root, opts.here ? path.dirname(doc) : '.');
+      if (opts.tmp) cwd = mkdtempSync(path.join(scratch, 'cwd-'));
+      if (opts.beside) {
+        const dir = mkdtempSync(path.join(scratch, 'clone-'));
+        symlinkSync(root, path.join(dir, 'edgebloom'));
+        cwd = path.join(dir, 'app');
+        mkdirSync(cwd);
+      }
       for (const f of opts.files) writeFileSync(path.join(cwd, f), urls(f));
       const env = {
         ...process.env,
