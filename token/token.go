@@ -15,14 +15,17 @@
 // # Format
 //
 // A token is "eb1." + base64url(payload) + "." + base64url(signature),
-// without padding. The payload is the JSON object
+// without padding and with the unused bits of the last character zero:
+// each token has exactly one spelling, and any other (padded, in the
+// standard alphabet, with other trailing bits, with a line break) is
+// refused as malformed. The payload is the JSON object
 //
 //	{"scope":"read","filter":"crawl","exp":1800000000}
 //
 // exactly so: the scope ("read" or "write"), the filter (a name, or a
 // prefix followed by "*"; neither needs a JSON escape) and the expiry in
-// Unix seconds, in this order, without spaces.
-// and the signature is HMAC-SHA256 over "eb1." + base64url(payload), keyed
+// Unix seconds (at most MaxExpiry), in this order, without spaces; and
+// the signature is HMAC-SHA256 over "eb1." + base64url(payload), keyed
 // with HMAC-SHA256(secret, "edgebloom token signing key v1"): a key of its
 // own, so that nothing signed with the secret for another purpose passes
 // as a token. The payload is readable without the secret (a client may
@@ -46,14 +49,27 @@ import (
 const Prefix = "eb1."
 
 // MaxLength bounds a token's length: anything longer is refused as
-// malformed before it is decoded. A token for a name of 64 bytes is about
-// 170 bytes.
+// malformed before it is decoded. A write token for a name of 64 bytes
+// (MaxNameBytes) is 195 bytes while expiries have 10 digits (until 2286);
+// the longest valid token, with an expiry of MaxExpiry, is 198.
 const MaxLength = 512
 
 // MaxLifetime is the longest a token may be made for. A token cannot be
-// revoked alone (rotating the secret ends every token it signed), so the
-// service and the CLI refuse to make longer-lived ones.
+// revoked alone (rotating the secret ends every token it signed), so Mint
+// refuses to make a longer-lived one, and Verify refuses a token that
+// expires more than MaxLifetime (and ClockSkew) after the time it checks
+// it at.
 const MaxLifetime = 366 * 24 * time.Hour
+
+// ClockSkew is how far ahead of the verifier's clock the clock of whoever
+// made a token may be: Verify takes a token that expires up to
+// MaxLifetime + ClockSkew from now.
+const ClockSkew = 5 * time.Minute
+
+// MaxExpiry is the latest expiry the format holds, 9999-12-31T23:59:59Z:
+// every expiry is written in RFC 3339 and read by JavaScript as an exact
+// number.
+const MaxExpiry = 253402300799
 
 // MaxNameBytes is the longest filter name the service takes.
 const MaxNameBytes = 64
@@ -158,18 +174,47 @@ func sign(key []byte, signed string) []byte {
 	return mac.Sum(nil)
 }
 
-var b64 = base64.RawURLEncoding
+var b64 = base64.RawURLEncoding.Strict()
+
+// decode64 decodes the one spelling of b64 that EncodeToString writes:
+// the URL alphabet without padding, and (Strict) the last character's
+// unused bits zero. encoding/base64 skips line breaks even when strict, so
+// the alphabet is checked first.
+func decode64(s string) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return nil, false
+		}
+	}
+	b, err := b64.DecodeString(s)
+	return b, err == nil
+}
 
 // Validate reports whether c can be made into a token: a known scope, a
-// filter pattern (ValidFilter) and an expiry after the Unix epoch.
+// filter pattern (ValidFilter) and an expiry after the Unix epoch and at
+// most MaxExpiry. Mint and Verify also bound the expiry by MaxLifetime
+// from the time they run at.
 func (c Claims) Validate() error {
 	switch {
 	case allowed[c.Scope] == nil:
 		return fmt.Errorf("token: scope %q is not %q or %q", c.Scope, Read, Write)
 	case c.Expires.Unix() <= 0:
 		return errors.New("token: the expiry must be after 1970-01-01T00:00:00Z")
+	case c.Expires.Unix() > MaxExpiry:
+		return fmt.Errorf("token: the expiry must be at most %s", time.Unix(MaxExpiry, 0).UTC().Format(time.RFC3339))
 	}
 	return ValidFilter(c.Filter)
+}
+
+// checkLifetime returns an error if c expires more than MaxLifetime +
+// slack after now.
+func (c Claims) checkLifetime(now time.Time, slack time.Duration) error {
+	if latest := now.Add(MaxLifetime + slack); c.Expires.After(latest) {
+		return fmt.Errorf("token: the expiry %s is more than %d days from %s; the longest lifetime is %s",
+			c.Expires.UTC().Format(time.RFC3339), MaxLifetime/(24*time.Hour), now.UTC().Format(time.RFC3339), MaxLifetime)
+	}
+	return nil
 }
 
 // ValidFilter reports whether pattern is a filter a token may name: a
@@ -189,12 +234,17 @@ func ValidFilter(pattern string) error {
 	return nil
 }
 
-// Mint returns the token of c signed with secret.
+// Mint returns the token of c signed with secret. It refuses claims that
+// Validate refuses, and an expiry more than MaxLifetime after the time it
+// runs at (an expiry in the past makes a token that is already expired).
 func Mint(secret []byte, c Claims) (string, error) {
 	if len(secret) == 0 {
 		return "", errors.New("token: the secret is empty")
 	}
 	if err := c.Validate(); err != nil {
+		return "", err
+	}
+	if err := c.checkLifetime(time.Now(), 0); err != nil {
 		return "", err
 	}
 	body := appendPayload(nil, c)
@@ -226,7 +276,9 @@ func NewVerifier(secrets ...[]byte) *Verifier {
 }
 
 // Verify checks tok and returns its claims. It fails with ErrMalformed for
-// what is not a token of this format, ErrSignature when no secret of v
+// what is not a token of this format (any other spelling of a token
+// included, and a token that expires more than MaxLifetime + ClockSkew
+// after now, which Mint does not make), ErrSignature when no secret of v
 // signed it (or it was changed since), and ErrExpired once now is at or
 // past its expiry. The signature is compared in constant time, and every
 // secret is tried, so the time taken does not tell which one matched.
@@ -243,10 +295,10 @@ func (v *Verifier) Verify(tok string, now time.Time) (Claims, error) {
 	if !ok {
 		return c, fmt.Errorf("%w: no signature", ErrMalformed)
 	}
-	body, err1 := b64.DecodeString(body64)
-	sig, err2 := b64.DecodeString(sig64)
-	if err1 != nil || err2 != nil || len(sig) != sha256.Size {
-		return c, fmt.Errorf("%w: not base64url payload and a 32-byte signature", ErrMalformed)
+	body, ok1 := decode64(body64)
+	sig, ok2 := decode64(sig64)
+	if !ok1 || !ok2 || len(sig) != sha256.Size {
+		return c, fmt.Errorf("%w: not a base64url payload and 32-byte signature, unpadded, each in its one spelling", ErrMalformed)
 	}
 	signed := tok[:len(Prefix)+len(body64)]
 	match := false
@@ -264,7 +316,10 @@ func (v *Verifier) Verify(tok string, now time.Time) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w: the payload is not the JSON object of a token", ErrMalformed)
 	}
 	if err := c.Validate(); err != nil {
-		return Claims{}, fmt.Errorf("%w: %v", ErrMalformed, err)
+		return Claims{}, fmt.Errorf("%w: %v", ErrMalformed, strings.TrimPrefix(err.Error(), "token: "))
+	}
+	if err := c.checkLifetime(now, ClockSkew); err != nil {
+		return Claims{}, fmt.Errorf("%w: %v", ErrMalformed, strings.TrimPrefix(err.Error(), "token: "))
 	}
 	if !now.Before(c.Expires) {
 		return c, fmt.Errorf("%w: it expired at %s", ErrExpired, c.Expires.Format(time.RFC3339))

@@ -77,12 +77,7 @@ func TestVerifyErrors(t *testing.T) {
 	forged := func(body string) string {
 		return Prefix + base64.RawURLEncoding.EncodeToString([]byte(body)) + "." + sig64
 	}
-	// signedWith makes a token of an arbitrary payload with the secret, as
-	// only a bug could: the payload is checked after the signature.
-	signedWith := func(body string) string {
-		signed := Prefix + base64.RawURLEncoding.EncodeToString([]byte(body))
-		return signed + "." + base64.RawURLEncoding.EncodeToString(sign(signingKey(secret), signed))
-	}
+	signedWith := func(body string) string { return signedWith(secret, body) }
 	tests := []struct {
 		name, tok string
 		want      error
@@ -136,18 +131,143 @@ func TestVerifyErrors(t *testing.T) {
 				continue
 			}
 			if c, err := v.Verify(bad, now); err == nil {
-				// Base64's last character carries spare bits: a change
-				// there may decode to the same bytes. It must not change
-				// what the token says.
-				if c.Scope != Read || c.Filter != "crawl" {
-					t.Errorf("Verify(%s) (byte %d changed) accepted as %+v", bad, i, c)
-				}
+				t.Errorf("Verify(%s) (byte %d changed) accepted as %+v", bad, i, c)
 			}
 		}
 	}
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
+
+// signedWith makes a token of an arbitrary payload with secret, as only a
+// bug could: the payload is checked after the signature.
+func signedWith(secret []byte, body string) string {
+	signed := Prefix + base64.RawURLEncoding.EncodeToString([]byte(body))
+	return signed + "." + base64.RawURLEncoding.EncodeToString(sign(signingKey(secret), signed))
+}
+
+// respell returns s with its last base64 character's unused bits set to
+// bits (0 to 3 for 32 bytes, whose 43 characters carry 2 bits more).
+func respell(s string, bits byte) string {
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	last := strings.IndexByte(alphabet, s[len(s)-1])
+	return s[:len(s)-1] + string(alphabet[last&^3|int(bits)])
+}
+
+// TestOneSpelling: a token has one spelling. The signature's 32 bytes take
+// 43 base64 characters, whose last carries 2 bits that encode nothing; the
+// 3 other values of those bits, padding, the standard alphabet and line
+// breaks (which encoding/base64 skips) each make another spelling of the
+// same bytes, and each is refused as malformed.
+func TestOneSpelling(t *testing.T) {
+	v := NewVerifier(secret)
+	// A token whose signature holds a '-' or '_', for its standard-alphabet
+	// spelling.
+	var good string
+	for d := time.Hour; ; d += time.Second {
+		good = mint(t, secret, Claims{Scope: Read, Filter: "crawl", Expires: now.Add(d)})
+		if strings.ContainsAny(good[strings.LastIndexByte(good, '.'):], "-_") {
+			break
+		}
+	}
+	if _, err := v.Verify(good, now); err != nil {
+		t.Fatalf("Verify(%s): %v", good, err)
+	}
+	body, sig, _ := strings.Cut(strings.TrimPrefix(good, Prefix), ".")
+	std := strings.NewReplacer("-", "+", "_", "/")
+	others := map[string]string{
+		"padded":                    good + "=",
+		"standard alphabet":         Prefix + body + "." + std.Replace(sig),
+		"standard alphabet, padded": Prefix + body + "." + std.Replace(sig) + "=",
+		"a line break":              Prefix + body + "." + sig[:20] + "\n" + sig[20:],
+		"a carriage return":         Prefix + body + "." + sig[:20] + "\r" + sig[20:],
+		"a trailing line break":     good + "\n",
+	}
+	for bits := range byte(4) {
+		if other := respell(good, bits); other != good {
+			others["trailing bits "+strconv.Itoa(int(bits))] = other
+		}
+	}
+	if len(others) != 9 {
+		t.Fatalf("%d other spellings; want 3 of the trailing bits and 6 more", len(others))
+	}
+	for name, tok := range others {
+		// Each is the same bytes as the token, to encoding/base64.
+		if _, err := base64.RawURLEncoding.DecodeString(strings.TrimPrefix(tok, Prefix+body+".")); err != nil && !strings.HasPrefix(name, "standard") && !strings.HasSuffix(name, "padded") {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if c, err := v.Verify(tok, now); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%s: Verify(%q) = %+v, %v; want ErrMalformed", name, tok, c, err)
+		}
+	}
+}
+
+// TestLifetime: the 366-day cap holds when a token is made and when it is
+// checked, and so do the format's limits.
+func TestLifetime(t *testing.T) {
+	wall := time.Now()
+	for _, tt := range []struct {
+		name string
+		exp  time.Time
+		ok   bool
+	}{
+		{"366 days", wall.Add(MaxLifetime), true},
+		{"a second in the past", wall.Add(-time.Second), true},
+		{"366 days and a minute", wall.Add(MaxLifetime + time.Minute), false},
+		{"2^62 seconds", time.Unix(1<<62, 0), false},
+		{"past the year 9999", time.Unix(MaxExpiry+1, 0), false},
+	} {
+		t.Run("Mint "+tt.name, func(t *testing.T) {
+			_, err := Mint(secret, Claims{Scope: Read, Filter: "crawl", Expires: tt.exp})
+			if (err == nil) != tt.ok || err != nil && (!strings.HasPrefix(err.Error(), "token: ") || !strings.Contains(err.Error(), "expiry")) {
+				t.Fatalf("Mint(exp %d): %v; want ok %v, or an error about the expiry", tt.exp.Unix(), err, tt.ok)
+			}
+		})
+	}
+	v := NewVerifier(secret)
+	payload := func(exp int64) string { return `{"scope":"read","filter":"crawl","exp":` + itoa(exp) + `}` }
+	latest := now.Add(MaxLifetime + ClockSkew).Unix()
+	for _, tt := range []struct {
+		name string
+		exp  int64
+		ok   bool
+	}{
+		{"366 days and the clock skew", latest, true},
+		{"a second more", latest + 1, false},
+		{"2^62 seconds", 1 << 62, false},
+		{"the year 9999", MaxExpiry, false},
+		{"2^63-1 seconds", 1<<63 - 1, false},
+	} {
+		t.Run("Verify "+tt.name, func(t *testing.T) {
+			tok := signedWith(secret, payload(tt.exp))
+			c, err := v.Verify(tok, now)
+			if tt.ok && err != nil || !tt.ok && !errors.Is(err, ErrMalformed) {
+				t.Fatalf("Verify(exp %d) at %d: %+v, %v; want ok %v, or ErrMalformed", tt.exp, now.Unix(), c, err, tt.ok)
+			}
+		})
+	}
+	// The format's limit holds whenever the token is checked.
+	if _, err := v.Verify(signedWith(secret, payload(MaxExpiry+1)), time.Unix(MaxExpiry-10, 0)); !errors.Is(err, ErrMalformed) {
+		t.Errorf("Verify of an expiry past the year 9999, in the year 9999: %v; want ErrMalformed", err)
+	}
+}
+
+// TestLength holds MaxLength's doc: the lengths it states, and that the
+// longest valid token fits.
+func TestLength(t *testing.T) {
+	name := strings.Repeat("a", MaxNameBytes)
+	tok := mint(t, secret, Claims{Scope: Write, Filter: name, Expires: time.Unix(1800000000, 0)})
+	if len(tok) != 195 {
+		t.Errorf("a write token for a %d-byte name with a 10-digit expiry: %d bytes; the doc says 195", MaxNameBytes, len(tok))
+	}
+	longest := signedWith(secret, `{"scope":"write","filter":"`+name+`","exp":`+itoa(MaxExpiry)+`}`)
+	if len(longest) != 198 || len(longest) > MaxLength {
+		t.Errorf("the longest valid token: %d bytes; the doc says 198, at most MaxLength %d", len(longest), MaxLength)
+	}
+	if _, err := NewVerifier(secret).Verify(longest, time.Unix(MaxExpiry, 0).Add(-MaxLifetime)); err != nil {
+		t.Errorf("Verify of the longest token: %v", err)
+	}
+}
 
 func TestRotation(t *testing.T) {
 	c := Claims{Scope: Write, Filter: "crawl", Expires: now.Add(time.Hour)}

@@ -52,7 +52,10 @@ type site struct {
 	*httptest.Server
 	mu      sync.Mutex
 	fetches []int
-	total   atomic.Int64
+	// served counts the pages each path served whole, and again the
+	// fetches of each path that arrived after one was served whole.
+	served, again []int
+	total         atomic.Int64
 	// hold, when set, is called with a page's number before it is
 	// served, and the page is served when it returns.
 	hold func(i, fetch int)
@@ -78,7 +81,7 @@ func newHeldSite(t *testing.T, n int, hold func(i, fetch int)) *site {
 // newFailingSite starts a site of n pages whose hold and fail are those
 // given.
 func newFailingSite(t *testing.T, n int, hold func(i, fetch int), fail func(w http.ResponseWriter, r *http.Request, i, fetch int) bool) *site {
-	s := &site{fetches: make([]int, n), hold: hold, fail: fail}
+	s := &site{fetches: make([]int, n), served: make([]int, n), again: make([]int, n), hold: hold, fail: fail}
 	s.Server = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	if fail != nil {
 		// Go's client sends a request again by itself when a connection
@@ -101,6 +104,9 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.fetches[i]++
 	fetch := s.fetches[i]
+	if s.served[i] > 0 {
+		s.again[i]++
+	}
 	s.mu.Unlock()
 	s.total.Add(1)
 	if s.hold != nil {
@@ -122,7 +128,11 @@ func (s *site) serve(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	b.WriteString("</body></html>")
-	w.Write([]byte(b.String()))
+	if _, err := w.Write([]byte(b.String())); err == nil {
+		s.mu.Lock()
+		s.served[i]++
+		s.mu.Unlock()
+	}
 }
 
 func (s *site) page(i int) string { return s.URL + "/p/" + strconv.Itoa(i) }

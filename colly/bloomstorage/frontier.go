@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"log"
 	"net/url"
 	"sync"
 	"time"
@@ -98,6 +99,8 @@ type frontier interface {
 	again(h any, e entry) error
 	// fail removes a taken entry, e, and records it as given up on.
 	fail(h any, f Failure, e entry) error
+	// A shared frontier's own, done, again and fail return errTakenOver,
+	// and change nothing, when the entry was taken over.
 	// failures lists the requests given up on, oldest first.
 	failures() ([]Failure, error)
 	// retryFailures puts the entries given up on back, and forgets their
@@ -126,6 +129,12 @@ var testHookOwning func(id uint64)
 // ErrRunning is returned by Run when the storage's frontier is already
 // being run.
 var ErrRunning = errors.New("bloomstorage: Run called while the frontier runs")
+
+// errTakenOver is returned by a shared frontier's own, done, again and fail
+// when the taken entry is no longer the run's: its process did not renew
+// its lease in time (paused, say) and the entry went back to the frontier
+// for the others. Nothing changed; Run drops the outcome with a log line.
+var errTakenOver = errors.New("taken over by another collector: this one did not renew its lease (RedisLease) in time")
 
 // ErrClosed is returned by the frontier's methods after Close.
 var ErrClosed = errors.New("bloomstorage: storage closed")
@@ -227,6 +236,12 @@ func (s *Storage) QueueSize() (int, error) { return s.front.size() }
 // one's marked request asks with the same claim whether the add was the
 // dead one's, and makes the request only then. So a request is made by
 // one collector, whenever any of them dies.
+//
+// Paused: a Redis collector that stops renewing its lease for longer than
+// RedisLease (SIGSTOP, say) loses the requests it was making to the
+// others, which make them. When it carries on, the frontier takes no
+// outcome of those requests from it: each is dropped with a log line, so
+// the pause costs at most the fetches it had in flight, made again.
 func (s *Storage) Run(c *colly.Collector, threads int) error {
 	if c.Async {
 		return errors.New("bloomstorage: Run needs a collector that is not asynchronous (colly.Async(false)); Run makes threads requests at a time")
@@ -373,28 +388,44 @@ func (r *run) work() {
 }
 
 // make makes one taken entry; it returns only the errors that end the run.
+// An outcome the frontier no longer takes from this run (errTakenOver) is
+// dropped with a log line.
 func (r *run) make(h any, e entry) error {
+	var req struct {
+		Method, URL string
+		Depth       int
+	}
+	json.Unmarshal(e.request(), &req) // what a log line names; Colly reads it below
+	outcome, err := r.outcome(h, e, req.Depth)
+	if errors.Is(err, errTakenOver) {
+		log.Printf("bloomstorage: %s %s: outcome dropped (%s): %v", req.Method, req.URL, outcome, err)
+		return nil
+	}
+	return err
+}
+
+// outcome makes one taken entry of the request's depth, and records the
+// outcome in the frontier: it returns what it recorded and the error of
+// recording it.
+func (r *run) outcome(h any, e entry, depth int) (string, error) {
 	s, f := r.s, r.s.front
 	// Colly refuses a request deeper than MaxDepth before it marks it
 	// visited; so does Run, so that the page may still be made from a
 	// shallower link.
-	if r.c.MaxDepth > 0 {
-		var d struct{ Depth int }
-		if json.Unmarshal(e.request(), &d) == nil && d.Depth > r.c.MaxDepth {
-			return f.done(h)
-		}
+	if r.c.MaxDepth > 0 && depth > r.c.MaxDepth {
+		return "too deep", f.done(h)
 	}
 	e, mine, err := f.own(h, e)
 	if err != nil {
-		return err
+		return "taken, not made", err
 	}
 	if !mine {
-		return f.done(h)
+		return "visited", f.done(h)
 	}
 	req, err := r.c.UnmarshalRequest(e.request())
 	if err != nil {
 		// Not a request Colly can read: it will never be made.
-		return f.done(h)
+		return "not a request", f.done(h)
 	}
 	a := new(attempt)
 	s.attempts.Store(req.Ctx, a)
@@ -403,19 +434,21 @@ func (r *run) make(h any, e entry) error {
 	switch {
 	case errors.Is(err, colly.ErrMaxRequests):
 		r.stop(nil) // the entry stays, marked, for the next run
-		return nil
-	case err == nil || !a.failed || a.refused:
-		// Fetched, or refused by the collector (its domain, URL and
-		// robots.txt rules, before the fetch or on a redirect), as
-		// Colly's Visit refuses.
-		return f.done(h)
+		return "", nil
+	case err == nil:
+		return "fetched", f.done(h)
+	case !a.failed || a.refused:
+		// Refused by the collector (its domain, URL and robots.txt
+		// rules, before the fetch or on a redirect), as Colly's Visit
+		// refuses.
+		return "refused", f.done(h)
 	}
 	policy, now := s.retryPolicy(), time.Now()
 	fetches := e.failed() + 1
 	if transient(a.status) && !a.certificate && fetches < policy.Attempts {
-		return f.again(h, e.again(now.Add(policy.wait(fetches, a.retryAfter, now))))
+		return "to fetch again", f.again(h, e.again(now.Add(policy.wait(fetches, a.retryAfter, now))))
 	}
-	return f.fail(h, Failure{
+	return "given up", f.fail(h, Failure{
 		URL: req.URL.String(), Method: req.Method, Attempts: fetches,
 		Status: a.status, Err: a.err, Time: now.UTC(),
 	}, e)

@@ -21,7 +21,12 @@ import (
 // it while it runs). The requests of a process silent for longer, killed
 // say, go back to the frontier for the others, marked as they were: a
 // killed collector's requests are made again at most RedisLease after it
-// died, by whichever collector runs the frontier then.
+// died, by whichever collector runs the frontier then. A process only
+// paused for longer (SIGSTOP, a VM migration, a laptop lid) finds, when it
+// carries on, that those requests are no longer its own: the outcome of
+// each one it was making (fetched, to fetch again, given up) is dropped,
+// with a line on the standard logger (package log), and the collector that
+// took it over records its own.
 const RedisLease = 5 * time.Second
 
 // A redisFrontier keeps the frontier in Redis, shared by the collectors
@@ -82,24 +87,6 @@ func (r *redisFrontier) push(es []entry) error {
 	return r.wrap(r.c.RPush(r.ctx, r.q, vals...).Err())
 }
 
-// takeScript moves the first entry due of the sorted set, or else the
-// head of the list, into the owner's hash under a new number, registers
-// the owner and renews its lease. ARGV[3] is the time now, in Unix ms.
-var takeScript = redis.NewScript(`
-local e = redis.call('ZRANGEBYSCORE', KEYS[6], '-inf', ARGV[3], 'LIMIT', 0, 1)[1]
-if e then
-  redis.call('ZREM', KEYS[6], e)
-else
-  e = redis.call('LPOP', KEYS[1])
-end
-if not e then return false end
-local n = redis.call('INCR', KEYS[2])
-redis.call('HSET', KEYS[3], n, e)
-redis.call('SADD', KEYS[4], ARGV[1])
-redis.call('SET', KEYS[5], '1', 'PX', ARGV[2])
-return {n, e}
-`)
-
 type redisHandle struct {
 	n string
 	e entry
@@ -136,7 +123,9 @@ func (r *redisFrontier) take() (any, entry, bool, error) {
 // with its claim, and whoever takes it after the lease asks AddClaimed
 // with the same claim, which answers true only when the dead process's
 // add made the ID new. An entry fetched again (stateRedo) is this
-// frontier's already.
+// frontier's already. An entry given back while this process did not renew
+// its lease is another's: own returns errTakenOver, and neither marks it nor
+// adds its ID.
 func (r *redisFrontier) own(h any, e entry) (entry, bool, error) {
 	rh := h.(*redisHandle)
 	switch e.state() {
@@ -152,8 +141,8 @@ func (r *redisFrontier) own(h any, e entry) (entry, bool, error) {
 			return e, false, err
 		}
 		e = e.with(stateClaim, claim[:])
-		if err := r.c.HSet(r.ctx, r.taken(r.owner), rh.n, []byte(e)).Err(); err != nil {
-			return e, false, r.wrap(err)
+		if err := r.held(markScript.Run(r.ctx, r.c, []string{r.taken(r.owner)}, rh.n, []byte(e)).Int()); err != nil {
+			return e, false, err
 		}
 		rh.e = e
 		if testHookOwning != nil {
@@ -173,56 +162,49 @@ func (r *redisFrontier) unclaim(e entry) error {
 	return r.filter.Unclaim(r.ctx, string(key(e.id())), e.claim())
 }
 
+// held turns the reply of a script or command that changes a taken entry
+// only while the owner's hash holds it (1 or 0, see lua/mark.lua) into an
+// error: errTakenOver for 0.
+func (r *redisFrontier) held(n int, err error) error {
+	switch {
+	case err != nil:
+		return r.wrap(err)
+	case n == 0:
+		return errTakenOver
+	}
+	return nil
+}
+
+// done, like again and fail, changes a taken entry's state only while the
+// owner's hash holds it, and then forgets its claim. An entry given back
+// meanwhile (this process did not renew its lease: paused, say) is
+// another's, which may be making it under the same claim: they change
+// nothing, keep the claim, and return errTakenOver.
 func (r *redisFrontier) done(h any) error {
 	rh := h.(*redisHandle)
-	if err := r.c.HDel(r.ctx, r.taken(r.owner), rh.n).Err(); err != nil {
-		return r.wrap(err)
+	n, err := r.c.HDel(r.ctx, r.taken(r.owner), rh.n).Result()
+	if err := r.held(int(n), err); err != nil {
+		return err
 	}
 	return r.unclaim(rh.e)
 }
-
-// againScript replaces a taken entry by the one to fetch again.
-var againScript = redis.NewScript(`
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('ZADD', KEYS[2], ARGV[2], ARGV[3])
-return 1
-`)
 
 func (r *redisFrontier) again(h any, e entry) error {
 	rh := h.(*redisHandle)
-	if err := againScript.Run(r.ctx, r.c, []string{r.taken(r.owner), r.later}, rh.n, e.due(), []byte(e)).Err(); err != nil {
-		return r.wrap(err)
+	if err := r.held(againScript.Run(r.ctx, r.c, []string{r.taken(r.owner), r.later}, rh.n, e.due(), []byte(e)).Int()); err != nil {
+		return err
 	}
 	return r.unclaim(rh.e)
 }
-
-// failScript removes a taken entry and records its failure.
-var failScript = redis.NewScript(`
-redis.call('HDEL', KEYS[1], ARGV[1])
-redis.call('RPUSH', KEYS[2], ARGV[2])
-return 1
-`)
 
 func (r *redisFrontier) fail(h any, f Failure, e entry) error {
 	rh := h.(*redisHandle)
 	j, _ := json.Marshal(newFailureRecord(f, e)) // strings and numbers
-	if err := failScript.Run(r.ctx, r.c, []string{r.taken(r.owner), r.failed}, rh.n, j).Err(); err != nil {
-		return r.wrap(err)
+	if err := r.held(failScript.Run(r.ctx, r.c, []string{r.taken(r.owner), r.failed}, rh.n, j).Int()); err != nil {
+		return err
 	}
 	return r.unclaim(rh.e)
 }
-
-// retryFailuresScript pushes the entries of the failures to the list and
-// deletes the failures, in one step.
-var retryFailuresScript = redis.NewScript(`
-local all = redis.call('LRANGE', KEYS[1], 0, -1)
-for _, rec in ipairs(all) do
-  local e = string.gsub(cjson.decode(rec).entry, '..', function(cc) return string.char(tonumber(cc, 16)) end)
-  redis.call('RPUSH', KEYS[2], e)
-end
-redis.call('DEL', KEYS[1])
-return #all
-`)
 
 func (r *redisFrontier) retryFailures() (int, error) {
 	n, err := retryFailuresScript.Run(r.ctx, r.c, []string{r.failed, r.q}).Int()
@@ -244,45 +226,6 @@ func (r *redisFrontier) failures() ([]Failure, error) {
 	}
 	return out, nil
 }
-
-// giveBack puts an owner's taken entries back at the head of the list in
-// the order they were taken, and forgets the owner. ARGV[2] = "1": only
-// when its lease has run out.
-var giveBack = `
-local function giveBack(q, taken, alive, owners, owner)
-  local all = redis.call('HGETALL', taken)
-  local es = {}
-  for i = 1, #all, 2 do es[#es + 1] = {tonumber(all[i]), all[i + 1]} end
-  table.sort(es, function(a, b) return a[1] > b[1] end)
-  for _, e in ipairs(es) do redis.call('LPUSH', q, e[2]) end
-  redis.call('DEL', taken, alive)
-  redis.call('SREM', owners, owner)
-end
-`
-
-var releaseScript = redis.NewScript(giveBack + `
-giveBack(KEYS[1], KEYS[2], KEYS[3], KEYS[4], ARGV[1])
-return 1
-`)
-
-// busyScript gives back the entries of owners whose lease ran out, and
-// returns the number of entries given back, plus that of other owners
-// that hold entries, plus that of the entries to fetch again later.
-var busyScript = redis.NewScript(giveBack + `
-local busy = redis.call('ZCARD', KEYS[3])
-for _, o in ipairs(redis.call('SMEMBERS', KEYS[2])) do
-  if o ~= ARGV[1] then
-    local taken, alive = ARGV[2] .. 'taken:' .. o, ARGV[2] .. 'alive:' .. o
-    if redis.call('EXISTS', alive) == 0 then
-      busy = busy + redis.call('HLEN', taken)
-      giveBack(KEYS[1], taken, alive, KEYS[2], o)
-    elseif redis.call('HLEN', taken) > 0 then
-      busy = busy + 1
-    end
-  end
-end
-return busy
-`)
 
 func (r *redisFrontier) release() error {
 	r.mu.Lock()

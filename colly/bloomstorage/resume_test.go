@@ -219,6 +219,9 @@ func TestResumeKilled(t *testing.T) {
 // binary is started as its child.
 func TestMain(m *testing.M) {
 	if u := os.Getenv("BLOOMSTORAGE_CHILD_URL"); u != "" {
+		if os.Getenv("BLOOMSTORAGE_CHILD_PAUSED") != "" {
+			pausedChild(u)
+		}
 		if o := os.Getenv("BLOOMSTORAGE_CHILD_OWNING"); o != "" {
 			owningChild(o)
 		}

@@ -30,8 +30,11 @@ type Retry struct {
 	// Backoff is the wait before the second fetch; each later one waits
 	// twice as long as the one before, up to MaxBackoff, and each wait is
 	// taken at random between half and all of that, so that collectors
-	// do not come back together. A Retry-After header of a 429 or 503
-	// lengthens the wait to what it asks, up to MaxBackoff.
+	// do not come back together. A Retry-After header (seconds or a date)
+	// of a 429 or 503 lengthens the wait to what it asks, up to
+	// MaxBackoff; that of another status is not read. A MaxBackoff
+	// of math.MaxInt64 (292 years) sets no cap: the waits double until
+	// they reach it, and never overflow.
 	Backoff, MaxBackoff time.Duration
 }
 
@@ -150,7 +153,10 @@ func (s *Storage) hook(c *colly.Collector) {
 		}
 		a.failed, a.status, a.err = true, r.StatusCode, err.Error()
 		a.refused, a.certificate = refused(err), badCertificate(err)
-		if r.Headers != nil {
+		if r.Headers != nil && (r.StatusCode == http.StatusTooManyRequests || r.StatusCode == http.StatusServiceUnavailable) {
+			// The statuses whose Retry-After says when the service is
+			// back (RFC 9110 section 10.2.3, RFC 6585 section 4); on
+			// another it waits its backoff.
 			a.retryAfter = r.Headers.Get("Retry-After")
 		}
 	})
@@ -183,9 +189,12 @@ func transient(status int) bool {
 func (r Retry) wait(failed int, retryAfter string, now time.Time) time.Duration {
 	d := r.Backoff
 	for i := 1; i < failed && d < r.MaxBackoff; i++ {
+		if d > r.MaxBackoff/2 {
+			d = r.MaxBackoff // doubling d would pass it, or int64
+			break
+		}
 		d *= 2
 	}
-	d = min(d, r.MaxBackoff)
 	d = d/2 + rand.N(d/2+1)
 	if ra := parseRetryAfter(retryAfter, now); ra > d {
 		d = min(ra, r.MaxBackoff)

@@ -2,6 +2,7 @@ package bloomstorage_test
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/edgebloom/edgebloom/colly/bloomstorage"
+	"github.com/edgebloom/edgebloom/redisfilter/redistest"
 	"github.com/gocolly/colly/v2"
 )
 
@@ -106,15 +108,7 @@ func retryCrawl(store *bloomstorage.Storage, s *site, tl *tally, after func(n in
 	if err := store.SetRetry(testRetry); err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	var unexpected []error
-	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
-		if err := store.AddURL(e.Request.AbsoluteURL(e.Attr("href"))); err != nil && !errors.Is(err, bloomstorage.ErrVisited) {
-			mu.Lock()
-			unexpected = append(unexpected, err)
-			mu.Unlock()
-		}
-	})
+	unexpected := follow(c, store)
 	c.OnResponse(func(r *colly.Response) {
 		if i, err := strconv.Atoi(strings.TrimPrefix(r.Request.URL.Path, "/p/")); err == nil {
 			tl.ok[i].Add(1)
@@ -130,7 +124,26 @@ func retryCrawl(store *bloomstorage.Storage, s *site, tl *tally, after func(n in
 	if err := store.Run(c, 8); err != nil {
 		return err
 	}
-	return errors.Join(unexpected...)
+	return unexpected()
+}
+
+// follow adds the links of c's pages to store's frontier; the function it
+// returns gives the errors of AddURL but ErrVisited, joined.
+func follow(c *colly.Collector, store *bloomstorage.Storage) func() error {
+	var mu sync.Mutex
+	var errs []error
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		if err := store.AddURL(e.Request.AbsoluteURL(e.Attr("href"))); err != nil && !errors.Is(err, bloomstorage.ErrVisited) {
+			mu.Lock()
+			errs = append(errs, err)
+			mu.Unlock()
+		}
+	})
+	return func() error {
+		mu.Lock()
+		defer mu.Unlock()
+		return errors.Join(errs...)
+	}
 }
 
 // checkRetried fails t unless the collector got every page of s once,
@@ -465,5 +478,70 @@ func TestRetryNotForFailuresThatStay(t *testing.T) {
 	}
 	if n := errs.Load(); n != 2 {
 		t.Errorf("OnError called %d times; want 2", n)
+	}
+}
+
+// TestRetryAfter checks where a Retry-After header sets the wait before a
+// request is fetched again: on a 429 and a 503, in seconds or as a date,
+// up to MaxBackoff; a 500 that sends one waits its backoff. The test stops
+// the crawl once each page has failed its first fetch and reads when each
+// is due in the Redis frontier.
+func TestRetryAfter(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client()
+	defer client.Close()
+	store := must(bloomstorage.NewRedis(context.Background(), client, "retry-after", capacity, fpRate))
+	defer store.Close()
+	r := bloomstorage.Retry{Attempts: 2, Backoff: time.Minute, MaxBackoff: 3 * time.Hour}
+	must(0, store.SetRetry(r))
+	start := time.Now()
+	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		switch req.URL.Path {
+		case "/500":
+			w.Header().Set("Retry-After", "3600")
+			w.WriteHeader(http.StatusInternalServerError)
+		case "/503":
+			w.Header().Set("Retry-After", start.Add(2*time.Hour).UTC().Format(http.TimeFormat))
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case "/429":
+			w.Header().Set("Retry-After", "18000") // 5 h, past MaxBackoff
+			w.WriteHeader(http.StatusTooManyRequests)
+		}
+	}))
+	defer site.Close()
+	c := colly.NewCollector(colly.IgnoreRobotsTxt())
+	must(0, c.SetStorage(store))
+	var failed atomic.Int32
+	c.OnError(func(r *colly.Response, err error) {
+		if failed.Add(1) == 3 {
+			store.Stop()
+		}
+	})
+	for _, p := range []string{"/500", "/503", "/429"} {
+		must(0, store.AddURL(site.URL+p))
+	}
+	must(0, store.Run(c, 3))
+	end := time.Now()
+
+	due := must(client.ZRangeWithScores(context.Background(), "{retry-after:frontier}:later", 0, -1).Result())
+	want := map[string][2]time.Time{
+		"/500": {start.Add(r.Backoff / 2), end.Add(r.Backoff)},
+		"/503": {start.Add(2*time.Hour - time.Second), end.Add(2 * time.Hour)},
+		"/429": {start.Add(r.MaxBackoff), end.Add(r.MaxBackoff)},
+	}
+	if len(due) != len(want) {
+		t.Fatalf("%d requests to fetch again in the frontier; want %d", len(due), len(want))
+	}
+	for _, z := range due {
+		path := "?"
+		for p := range want {
+			if strings.Contains(z.Member.(string), site.URL+p) {
+				path = p
+			}
+		}
+		at := time.UnixMilli(int64(z.Score))
+		if w, ok := want[path]; !ok || at.Before(w[0].Truncate(time.Millisecond)) || at.After(w[1]) {
+			t.Errorf("%s is due %v after the crawl started; want %v to %v", path, at.Sub(start), w[0].Sub(start), w[1].Sub(start))
+		}
 	}
 }

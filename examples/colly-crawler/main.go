@@ -1,19 +1,24 @@
 // Command crawler crawls a site with Colly and keeps the set of pages it
-// has fetched in an edgebloom filter (package bloomstorage), chosen by a
-// flag:
+// has fetched, and those it found and has yet to fetch, in an edgebloom
+// storage (package bloomstorage), chosen by a flag:
 //
 //	go run . -storage memory http://127.0.0.1:8080/
 //	go run . -storage file -file crawl.bloom https://example.com/
 //	go run . -storage redis -redis redis://127.0.0.1:6379/0 https://example.com/
 //
 // memory: a SyncFilter, for one process. file: a filter file that a crawl
-// stopped and started again reads back, so it fetches nothing twice.
-// redis: one filter in Redis that crawlers on several machines share: of all
-// of them, one fetches each page.
+// stopped and started again reads back, so it fetches nothing twice and
+// carries on where it stopped. redis: one filter in Redis that crawlers on
+// several machines share: of all of them, one fetches each page.
 //
-// It follows links within the seeds' hosts, prints each URL it fetched,
-// and ends with a count on stderr. Exit status 0, or 2 with a message on
-// stderr.
+// It follows links within the seeds' hosts with the storage's Run, which
+// fetches again a page whose fetch failed for a reason that can pass (no
+// response, a 408, 429 or 5xx: 3 fetches in all, see
+// bloomstorage.DefaultRetry). It prints each URL it fetched, each failed
+// fetch on stderr, and ends with a count on stderr and the pages it gave
+// up on. Exit status 0; 1 when it gave up on pages (this run or an
+// earlier one on the same file or Redis set); 2 with a message on stderr
+// when it cannot crawl.
 package main
 
 import (
@@ -24,12 +29,12 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/edgebloom/edgebloom/colly/bloomstorage"
 	"github.com/gocolly/colly/v2"
-	"github.com/gocolly/colly/v2/storage"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -59,13 +64,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	store, err := open(*kind, *file, *redisURL, *name, *capacity, *fpRate)
+	store, closeStore, err := open(*kind, *file, *redisURL, *name, *capacity, *fpRate)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawler: %v\n", err)
 		return 2
 	}
-	n, err := crawl(store, fs.Args(), *parallel, stdout)
-	if cerr := store.Close(); err == nil && cerr != nil {
+	n, err := crawl(store, fs.Args(), *parallel, stdout, stderr)
+	var failed []bloomstorage.Failure
+	if err == nil {
+		failed, err = store.Failures()
+	}
+	if cerr := closeStore(); err == nil && cerr != nil {
 		err = fmt.Errorf("closing the %s storage: %w", *kind, cerr)
 	}
 	fmt.Fprintf(stderr, "fetched %d pages\n", n)
@@ -73,60 +82,57 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "crawler: %v\n", err)
 		return 2
 	}
+	for _, f := range failed {
+		fmt.Fprintf(stderr, "gave up: %v\n", f)
+	}
+	if len(failed) > 0 {
+		return 1
+	}
 	return 0
 }
 
-// A store is a Colly storage that must be closed: a file is synced and
-// unlocked, a Redis client disconnected.
-type store interface {
-	storage.Storage
-	Close() error
-}
-
-// open returns the storage of the given kind.
-func open(kind, file, redisURL, name string, capacity uint64, fpRate float64) (store, error) {
+// open returns the storage of the given kind and the function that
+// closes it: a file is synced and unlocked, a Redis client disconnected.
+func open(kind, file, redisURL, name string, capacity uint64, fpRate float64) (*bloomstorage.Storage, func() error, error) {
 	switch kind {
 	case "memory":
-		return bloomstorage.NewMemory(capacity, fpRate)
+		s, err := bloomstorage.NewMemory(capacity, fpRate)
+		return s, func() error { return s.Close() }, err
 	case "file":
 		// Made on the first run, sized by -n and -p; later runs read it
 		// back as it was made. One crawler at a time holds its lock.
-		return bloomstorage.NewFile(file, capacity, fpRate)
+		s, err := bloomstorage.NewFile(file, capacity, fpRate)
+		return s, func() error { return s.Close() }, err
 	case "redis":
 		opts, err := redis.ParseURL(redisURL)
 		if err != nil {
-			return nil, fmt.Errorf("-redis %s: %v (want redis://host:port/db)", redisURL, err)
+			return nil, nil, fmt.Errorf("-redis %s: %v (want redis://host:port/db)", redisURL, err)
 		}
 		client := redis.NewClient(opts)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := client.Ping(ctx).Err(); err != nil {
 			client.Close()
-			return nil, fmt.Errorf("cannot reach Redis at %s: %v (start redis-server, or pass -redis)", redisURL, err)
+			return nil, nil, fmt.Errorf("cannot reach Redis at %s: %v (start redis-server, or pass -redis)", redisURL, err)
 		}
 		// Every crawler sharing the set passes the same -name, -n and -p.
 		s, err := bloomstorage.NewRedis(context.Background(), client, name, capacity, fpRate)
 		if err != nil {
 			client.Close()
-			return nil, err
+			return nil, nil, err
 		}
-		return redisStore{s, client}, nil
+		return s, func() error { return errors.Join(s.Close(), client.Close()) }, nil
 	}
-	return nil, fmt.Errorf("-storage %q: want memory, file or redis", kind)
+	return nil, nil, fmt.Errorf("-storage %q: want memory, file or redis", kind)
 }
-
-type redisStore struct {
-	*bloomstorage.Storage
-	client *redis.Client
-}
-
-func (r redisStore) Close() error { return errors.Join(r.Storage.Close(), r.client.Close()) }
 
 // crawl fetches seeds and every page they lead to on their hosts, parallel
-// requests at a time, printing each URL it fetched to out. It returns the
-// number of pages fetched and the first error (a failed request, a storage
-// that stopped answering).
-func crawl(store storage.Storage, seeds []string, parallel int, out io.Writer) (int, error) {
+// requests at a time, with the storage's Run: links go to its frontier,
+// and Run fetches again what failed for a reason that can pass, or gives
+// it up (store.Failures lists it). It prints each URL it fetched to out
+// and each failed fetch to errOut, and returns the number of pages
+// fetched and the first error (a storage that stopped answering).
+func crawl(store *bloomstorage.Storage, seeds []string, parallel int, out, errOut io.Writer) (int, error) {
 	var hosts []string
 	for _, s := range seeds {
 		u, err := url.Parse(s)
@@ -135,10 +141,8 @@ func crawl(store storage.Storage, seeds []string, parallel int, out io.Writer) (
 		}
 		hosts = append(hosts, u.Hostname())
 	}
-	c := colly.NewCollector(colly.Async(true), colly.AllowedDomains(hosts...))
-	if err := c.Limit(&colly.LimitRule{DomainGlob: "*", Parallelism: parallel}); err != nil {
-		return 0, err
-	}
+	// Not colly.Async: Run makes parallel requests at a time itself.
+	c := colly.NewCollector(colly.AllowedDomains(hosts...))
 	if err := c.SetStorage(store); err != nil {
 		return 0, err
 	}
@@ -148,22 +152,22 @@ func crawl(store storage.Storage, seeds []string, parallel int, out io.Writer) (
 		fetched int
 		first   error
 	)
-	fail := func(err error) {
+	// add puts link in the frontier. ErrVisited means it is not to be
+	// fetched: visited already, by this crawl, an earlier one, or another
+	// crawler on the same set. Anything else is a storage that stopped
+	// answering.
+	add := func(link string) {
+		err := store.AddURL(link)
 		mu.Lock()
 		defer mu.Unlock()
-		if first == nil {
+		if err != nil && !errors.Is(err, bloomstorage.ErrVisited) && first == nil {
 			first = err
-		}
-	}
-	visit := func(err error) {
-		if err != nil && !skipped(err) {
-			fail(err)
 		}
 	}
 	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
 		link := e.Request.AbsoluteURL(e.Attr("href")) // "" for what is not a URL
-		if u, err := url.Parse(link); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-			visit(e.Request.Visit(link))
+		if u, err := url.Parse(link); err == nil && (u.Scheme == "http" || u.Scheme == "https") && slices.Contains(hosts, u.Hostname()) {
+			add(link)
 		}
 	})
 	c.OnResponse(func(r *colly.Response) {
@@ -172,23 +176,20 @@ func crawl(store storage.Storage, seeds []string, parallel int, out io.Writer) (
 		fetched++
 		fmt.Fprintln(out, r.Request.URL)
 	})
+	// Every failed fetch: Run then fetches the page again, or gives it up.
 	c.OnError(func(r *colly.Response, err error) {
-		fail(fmt.Errorf("%s: %w", r.Request.URL, err))
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(errOut, "failed: %s: %v\n", r.Request.URL, err)
 	})
 	for _, s := range seeds {
-		visit(c.Visit(s))
+		add(s)
 	}
-	c.Wait()
-	return fetched, first
-}
-
-// skipped reports whether err from Visit only means the page is not to be
-// fetched: visited already (by this crawl, an earlier one, or another
-// crawler on the same set), on another host, or refused by robots.txt.
-// Anything else, a storage that stopped answering above all, is a failure.
-func skipped(err error) bool {
-	var visited *colly.AlreadyVisitedError
-	return errors.As(err, &visited) || errors.Is(err, bloomstorage.ErrVisited) ||
-		errors.Is(err, colly.ErrForbiddenDomain) || errors.Is(err, colly.ErrForbiddenURL) ||
-		errors.Is(err, colly.ErrNoURLFiltersMatch) || errors.Is(err, colly.ErrRobotsTxtBlocked)
+	err := store.Run(c, parallel)
+	mu.Lock()
+	defer mu.Unlock()
+	if err == nil {
+		err = first
+	}
+	return fetched, err
 }

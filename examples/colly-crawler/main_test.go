@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,7 +27,10 @@ type site struct {
 	fetches map[int]int
 }
 
-func newSite(t *testing.T) *site {
+// newSite starts a site; fail, when given, is asked for the status of each
+// fetch (the page's number, and the how-manieth fetch of it this is): 0
+// serves the page.
+func newSite(t *testing.T, fail ...func(i, fetch int) int) *site {
 	s := &site{fetches: map[int]int{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		i, err := strconv.Atoi(strings.TrimPrefix(r.URL.Path, "/p/"))
@@ -36,7 +40,14 @@ func newSite(t *testing.T) *site {
 		}
 		s.mu.Lock()
 		s.fetches[i]++
+		fetch := s.fetches[i]
 		s.mu.Unlock()
+		if len(fail) > 0 {
+			if code := fail[0](i, fetch); code != 0 {
+				http.Error(w, http.StatusText(code), code)
+				return
+			}
+		}
 		fmt.Fprintf(w, `<html><body><a href="/p/%d">up</a> <a href="/p/0">home</a>`, (i-1)/2)
 		fmt.Fprint(w, `<a href="mailto:web@example.com">mail</a> <a href="https://elsewhere.example/">away</a>`)
 		for _, c := range []int{2*i + 1, 2*i + 2} {
@@ -49,6 +60,8 @@ func newSite(t *testing.T) *site {
 	t.Cleanup(s.Close)
 	return s
 }
+
+func (s *site) page(i int) string { return s.URL + "/p/" + strconv.Itoa(i) }
 
 // fetchedOnce fails t unless each page was fetched exactly once.
 func (s *site) fetchedOnce(t *testing.T) {
@@ -123,6 +136,58 @@ func TestRedisShared(t *testing.T) {
 		t.Errorf("the crawlers fetched %v pages, %d in all; want %d", counts, total, pages)
 	}
 	s.fetchedOnce(t)
+}
+
+// A page whose first fetch fails (a 503) is fetched again and crawled; a
+// page that always fails (a 500) is given up on after 3 fetches, listed on
+// stderr, and makes the exit status 1; each failed fetch is printed.
+func TestRetried(t *testing.T) {
+	const flaky, down = 5, pages - 1 // down has no children: every other page is reached
+	s := newSite(t, func(i, fetch int) int {
+		switch {
+		case i == flaky && fetch == 1:
+			return http.StatusServiceUnavailable
+		case i == down:
+			return http.StatusInternalServerError
+		}
+		return 0
+	})
+	var out, errOut bytes.Buffer
+	code := run([]string{"-storage", "memory", s.URL + "/p/0"}, &out, &errOut)
+	stderr := errOut.String()
+	if code != 1 {
+		t.Errorf("exit %d; want 1 (a page given up on)\n%s", code, stderr)
+	}
+	fetched := strings.Fields(out.String())
+	if len(fetched) != pages-1 || slices.Contains(fetched, s.page(down)) || !slices.Contains(fetched, s.page(flaky)) {
+		t.Errorf("printed %d URLs; want the %d but page %d's, page %d's among them", len(fetched), pages-1, down, flaky)
+	}
+	s.mu.Lock()
+	for i := range pages {
+		want := 1
+		switch i {
+		case flaky:
+			want = 2
+		case down:
+			want = 3
+		}
+		if s.fetches[i] != want {
+			t.Errorf("page %d fetched %d times; want %d", i, s.fetches[i], want)
+		}
+	}
+	s.mu.Unlock()
+	for _, want := range []string{
+		"failed: " + s.page(flaky) + ": Service Unavailable\n",
+		"failed: " + s.page(down) + ": Internal Server Error\n",
+		"gave up: GET " + s.page(down) + ": Internal Server Error after 3 fetch(es)\n",
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if n := strings.Count(stderr, "failed: "); n != 4 {
+		t.Errorf("stderr reports %d failed fetches; want 4 (page %d once, page %d 3 times):\n%s", n, flaky, down, stderr)
+	}
 }
 
 // What the command says when it cannot start, and the exit status 2.

@@ -488,14 +488,26 @@ func TestCORS(t *testing.T) {
 			t.Errorf("%s %s from %s: %d %s %v", tt.method, tt.path, page, got.status, got.body, got.header)
 		}
 	}
-	// Not to the write endpoints, nor from other origins.
-	for _, tt := range []struct{ origin, method, path, body string }{
-		{page, "POST", "/v1/filters/crawl/add", `{"keys": ["x"]}`},
-		{page, "POST", "/v1/tokens", `{"scope": "read", "filter": "crawl", "expiresIn": 60}`},
-		{"https://evil.example", "GET", "/v1/filters/crawl/changes", ""},
+	// Not to the write endpoints (a PUT or DELETE shares its path with a
+	// read), whatever their answer, nor from other origins.
+	a.send(t, "PUT", "/v1/filters/gone", secret, `{"capacity": 1000, "errorRate": 0.01}`)
+	for _, tt := range []struct {
+		origin, method, path, body string
+		status                     int
+	}{
+		{page, "POST", "/v1/filters/crawl/add", `{"keys": ["x"]}`, 200},
+		{page, "POST", "/v1/tokens", `{"scope": "read", "filter": "crawl", "expiresIn": 60}`, 200},
+		{page, "PUT", "/v1/filters/crawl", `{"capacity": 1000, "errorRate": 0.01, "shards": 2}`, 200},
+		{page, "PUT", "/v1/filters/crawl", `{"capacity": 5}`, 400},
+		{page, "DELETE", "/v1/filters/gone", "", 204},
+		{page, "DELETE", "/v1/filters/gone", "", 404},
+		{page, "OPTIONS", "/v1/filters/crawl", "", 405},
+		{"https://evil.example", "GET", "/v1/filters/crawl/changes", "", 200},
 	} {
-		if got := a.send(t, tt.method, tt.path, secret, tt.body, "Origin", tt.origin); got.header.Get("Access-Control-Allow-Origin") != "" {
-			t.Errorf("%s %s from %s: Access-Control-Allow-Origin %q", tt.method, tt.path, tt.origin, got.header.Get("Access-Control-Allow-Origin"))
+		got := a.send(t, tt.method, tt.path, secret, tt.body, "Origin", tt.origin)
+		if got.status != tt.status || got.header.Get("Access-Control-Allow-Origin") != "" || got.header.Get("Access-Control-Expose-Headers") != "" {
+			t.Errorf("%s %s from %s: %d, Access-Control-Allow-Origin %q; want %d and none", tt.method, tt.path, tt.origin,
+				got.status, got.header.Get("Access-Control-Allow-Origin"), tt.status)
 		}
 	}
 

@@ -303,7 +303,7 @@ func (r *request) response(res []js.Value) *http.Response {
 		Body:          http.NoBody,
 		ContentLength: -1,
 	}
-	if n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil {
+	if n, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64); err == nil && n >= 0 {
 		out.ContentLength = n
 	}
 	first := bytesFromJS(res[2])

@@ -89,12 +89,16 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) (http.ResponseWrit
 	methods := corsMethods(r.URL.Path)
 	origin := r.Header.Get("Origin")
 	preflight := r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != ""
-	if methods != "" {
+	// Only the read method's answers (and its preflight's) carry CORS
+	// headers: a PUT or DELETE on a filter's path is a write, and a page
+	// may not read its answer.
+	read := preflight || r.Method == methods
+	if methods != "" && read {
 		// The answer differs by Origin: a cache must not give one origin's
 		// answer to another.
 		w.Header().Add("Vary", "Origin")
 	}
-	allowed := methods != "" && s.originAllowed(origin)
+	allowed := methods != "" && read && s.originAllowed(origin)
 	if preflight {
 		if want := r.Header.Get("Access-Control-Request-Method"); !allowed || want != methods {
 			what := "this endpoint"

@@ -107,7 +107,7 @@ export function front({ module, Go, extra = {} }) {
   return {
     async fetch(request, env) {
       const inst = await instanceFor(env);
-      const body = await readUpTo(request, inst.context.binding.maxRequestBytes + 1);
+      const body = await readRequestBody(request, inst.context.binding.maxRequestBytes);
       inst.context.env = env;
       const ex = new Exchange(inst, stopped);
       inst.pending.add(ex);
@@ -150,6 +150,25 @@ function parseHeaders(s) {
   const headers = new Headers();
   for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
   return headers;
+}
+
+/**
+ * readRequestBody reads a request's body for Go: at most max + 1 bytes,
+ * which is enough for Go to refuse a body over max (413), the rest
+ * cancelled. A body whose Content-Length gives no length (empty, negative,
+ * not one decimal number) or one over max is not read at all, but
+ * cancelled: Go refuses it by its header (request.go, checkLength).
+ */
+export async function readRequestBody(request, max) {
+  if (request.body === null) return null;
+  const declared = request.headers.get('Content-Length');
+  if (declared !== null && !(/^[0-9]+$/.test(declared) && Number(declared) <= max)) {
+    request.body.cancel().catch(noop);
+    return null;
+  }
+  const body = await readUpTo(request, max + 1);
+  body?.rest?.cancel().catch(noop);
+  return body;
 }
 
 /**

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -37,9 +38,11 @@ func readJSON(r *http.Request, v any, shape string) error {
 
 // readBody reads the body of a request that must be the JSON object shape
 // describes, as valid UTF-8, and checks that it starts as an object does.
+// A Content-Length that gives no length is refused before anything is read
+// (checkLength), and so is a body longer than maxBodyBytes.
 func readBody(r *http.Request, shape string) ([]byte, error) {
-	if r.ContentLength > maxBodyBytes {
-		return nil, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is %d bytes; the limit is %d", r.ContentLength, maxBodyBytes)
+	if err := checkLength(r); err != nil {
+		return nil, err
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, maxBodyBytes))
 	var tooLarge *http.MaxBytesError
@@ -57,8 +60,56 @@ func readBody(r *http.Request, shape string) ([]byte, error) {
 	return body, nil
 }
 
-// decodeJSON decodes body strictly into v (see readJSON).
+// checkLength refuses a request body by its Content-Length: empty (411),
+// anything but one decimal number, a negative one included (400), or over
+// maxBodyBytes (413). A request without Content-Length is read up to
+// maxBodyBytes and refused past it. Under workerd, front.js does not read a
+// body this refuses, and reads at most one byte past maxBodyBytes of one
+// without Content-Length (the rest is cancelled); net/http's server
+// refuses a malformed Content-Length itself.
+func checkLength(r *http.Request) error {
+	values := r.Header.Values("Content-Length")
+	tooLarge := func(length string) error {
+		return errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is %s bytes; the limit is %d", length, maxBodyBytes)
+	}
+	if len(values) == 0 {
+		if r.ContentLength > maxBodyBytes {
+			return tooLarge(strconv.FormatInt(r.ContentLength, 10))
+		}
+		return nil
+	}
+	v := values[0]
+	switch {
+	case len(values) == 1 && strings.TrimSpace(v) == "":
+		return errorf(http.StatusLengthRequired, "length_required", "the Content-Length header is empty; send the body's length in bytes (at most %d)", maxBodyBytes)
+	case len(values) > 1 || !decimal(v):
+		return errorf(http.StatusBadRequest, "invalid_length", "the Content-Length header %q is not the body's length in bytes (one decimal number, at most %d)", strings.Join(values, ", "), maxBodyBytes)
+	}
+	// Digits alone: an error is a number past int64's range.
+	if n, err := strconv.ParseInt(v, 10, 64); err != nil || n > maxBodyBytes {
+		return tooLarge(v)
+	}
+	return nil
+}
+
+// decimal reports whether s is one or more decimal digits.
+func decimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// decodeJSON decodes body strictly into v (see readJSON): besides what
+// encoding/json refuses, a name that appears twice (encoding/json would
+// take the last) and a name that is a field's only when case is ignored
+// (encoding/json would take it) are refused (checkNames).
 func decodeJSON(body []byte, v any, shape string) error {
+	if err := checkNames(body, v, shape); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -68,6 +119,56 @@ func decodeJSON(body []byte, v any, shape string) error {
 		return errorf(http.StatusBadRequest, "invalid_json", "data after the JSON object; the body must be %s", shape)
 	}
 	return nil
+}
+
+// checkNames refuses a body whose object names a member twice, or names a
+// field of v (a pointer to a struct) in another case: each body has one
+// reading, the one a JSON parser that keeps the first of duplicate names,
+// or matches names exactly, would give too. A body that is not an object
+// of valid JSON passes, for decodeJSON to refuse with encoding/json's
+// error. Only the object's own names are read; its values are skipped
+// (a value that is an object is refused anyway: no field takes one).
+func checkNames(body []byte, v any, shape string) error {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	fields := jsonFields(reflect.TypeOf(v).Elem())
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		name, ok := t.(string)
+		if err != nil || !ok {
+			return nil
+		}
+		if seen[name] {
+			return errorf(http.StatusBadRequest, "invalid_json", "%q appears more than once; the body must be %s", name, shape)
+		}
+		seen[name] = true
+		if !slices.Contains(fields, name) {
+			for _, f := range fields {
+				if strings.EqualFold(f, name) {
+					return errorf(http.StatusBadRequest, "invalid_json", "unknown field %q (names are case-sensitive: %q); the body must be %s", name, f, shape)
+				}
+			}
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// jsonFields lists the JSON names of struct type t's fields.
+func jsonFields(t reflect.Type) []string {
+	names := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		if name, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ","); name != "" && name != "-" {
+			names = append(names, name)
+		}
+	}
+	return names
 }
 
 // jsonKind names the JSON value that b starts with.

@@ -2,16 +2,22 @@
 // builds the Worker: tokens made by POST /v1/tokens and offline by the CLI
 // (cmd/edgebloom, from the same secret), a matrix of bad and tampered tokens
 // against every endpoint, each refused with its own code; a read token
-// changes nothing; preflights answered without a credential; a rotation
-// with EDGEBLOOM_TOKEN_PREVIOUS read from the Worker's environment; and
-// dev.sh (npm run worker:dev) passing both settings from its environment.
+// changes nothing; each token has one spelling and none outlives the
+// 366-day cap; a body has one reading (no duplicate or differently cased
+// names); preflights answered without a credential, and CORS headers only
+// on the read methods' answers; a Content-Length that gives no length or
+// one over the limit refused before the body is read; a rotation with
+// EDGEBLOOM_TOKEN_PREVIOUS read from the Worker's environment; and dev.sh
+// (npm run worker:dev) passing both settings from its environment.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildWorker, startDev, startWorker, TOKEN, WORKER_DIR } from '../../testkit/worker.js';
+import { readRequestBody } from '../front/front.js';
 
 const ORIGIN = 'https://app.example';
 let dir;
@@ -43,6 +49,20 @@ async function mint(request, scope, filter, expiresIn, token) {
   assert.equal(res.status, 200, JSON.stringify(res.json));
   return res.json;
 }
+
+/**
+ * A token of any payload signed with secret, as the format says (token.go):
+ * what only a bug of the service, or a holder of the secret, could make.
+ */
+function signed(secret, payload) {
+  const key = createHmac('sha256', secret).update('edgebloom token signing key v1').digest();
+  const body = `eb1.${Buffer.from(JSON.stringify(payload)).toString('base64url')}`;
+  return `${body}.${createHmac('sha256', key).update(body).digest('base64url')}`;
+}
+
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+/** tok with the 2 spare bits of its signature's last character set to bits. */
+const respelled = (tok, bits) => tok.slice(0, -1) + B64URL[(B64URL.indexOf(tok.at(-1)) & ~3) | bits];
 
 const keys = (prefix, n) => Array.from({ length: n }, (_, i) => `https://${prefix}.example/${i}`);
 const filters = ['crawl', 'crawl-2026', 'other'];
@@ -81,6 +101,15 @@ test('tokens: a matrix of bad, tampered and scoped tokens against every endpoint
   // A token of one second, waited out (on the clock, with a deadline).
   const short = await mint(req, 'read', 'crawl', 1);
   while (Date.now() < Date.parse(short.expires) + 1000) await new Promise((r) => setTimeout(r, 100));
+  // A token whose signature holds a "-" or "_", for its spelling in the
+  // standard alphabet (3 in 4 do).
+  let dashed;
+  for (let i = 0; !dashed; i++) {
+    const t = (await mint(req, 'read', 'crawl', 3600 + i)).token;
+    if (/[-_]/.test(t.split('.')[2])) dashed = t;
+  }
+  const now = Math.floor(Date.now() / 1000);
+  const YEAR = 366 * 86400;
 
   const refused = [
     ['no credential', null, 401, 'unauthorized'],
@@ -94,7 +123,31 @@ test('tokens: a matrix of bad, tampered and scoped tokens against every endpoint
     ['no signature', `${prefix}.${body64}`, 401, 'token_malformed'],
     ['not base64url', `${prefix}.${body64}.${sig64.slice(0, -1)}+`, 401, 'token_malformed'],
     ['too long', `${prefix}.${'A'.repeat(600)}.${sig64}`, 401, 'token_malformed'],
+    // One spelling: the signature's 32 bytes take 43 characters, whose last
+    // carries 2 bits that encode nothing.
+    ...[0, 1, 2, 3]
+      .map((bits) => respelled(readCrawl, bits))
+      .filter((t) => t !== readCrawl)
+      .map((t, i) => [`another spelling of the signature (${i + 1} of 3)`, t, 401, 'token_malformed']),
+    ['the signature padded', `${readCrawl}=`, 401, 'token_malformed'],
+    ['the standard alphabet', dashed.replace(/[-_]/g, (c) => (c === '-' ? '+' : '/')), 401, 'token_malformed'],
+    // The 366-day cap and the format's limits, checked as the token is.
+    [
+      'signed for 366 days and 10 minutes',
+      signed(TOKEN, { ...payload, exp: now + YEAR + 600 }),
+      401,
+      'token_malformed',
+    ],
+    ['signed for 2^62 s', signed(TOKEN, { scope: 'write', filter: '*', exp: 2 ** 62 }), 401, 'token_malformed'],
+    ['signed until 9999', signed(TOKEN, { scope: 'write', filter: '*', exp: 253402300799 }), 401, 'token_malformed'],
   ];
+  assert.equal(refused.filter(([name]) => name.startsWith('another spelling')).length, 3);
+  assert.equal(
+    (await req('GET', '/v1/filters/crawl', undefined, { token: signed(TOKEN, { ...payload, exp: now + YEAR }) }))
+      .status,
+    200,
+    'a token signed for 366 days',
+  );
   const requests = [{ method: 'POST', path: '/v1/tokens', body: { scope: 'write', filter: '*', expiresIn: 60 } }];
   for (const f of filters)
     for (const e of endpoints) requests.push({ method: e.method, path: `/v1/filters/${f}${e.path}`, body: e.body });
@@ -133,6 +186,40 @@ test('tokens: a matrix of bad, tampered and scoped tokens against every endpoint
     assert.deepEqual([res.status, res.json.error.code], [403, 'token_not_allowed'], `${name} makes a token`);
     if (scope === 'read') assert.deepEqual(await snapshots(), before, `${name} changed a filter`);
   }
+  // One reading of every body: a name twice, or in another case, is 400
+  // naming it, for every credential that may send the body; nothing of
+  // what it asks is done.
+  const [, writeCrawl] = scoped.find(([name]) => name.startsWith('write crawl ('));
+  const twoReadings = [
+    [TOKEN, 'POST', '/v1/tokens', '{"scope":"read","scope":"write","filter":"crawl","expiresIn":60}', 'scope'],
+    [TOKEN, 'POST', '/v1/tokens', '{"scope":"read","filter":"crawl","FILTER":"*","expiresIn":60}', 'FILTER'],
+    [TOKEN, 'POST', '/v1/tokens', '{"Scope":"write","filter":"crawl","expiresIn":60}', 'Scope'],
+    [TOKEN, 'POST', '/v1/tokens', '{"scope":"read","filter":"crawl","expiresIn":60,"expiresIn":99999999}', 'expiresIn'],
+    ...[TOKEN, writeCrawl].flatMap((t) => [
+      [t, 'POST', '/v1/filters/crawl/add', '{"KEYS":["https://twice.example/"]}', 'KEYS'],
+      [t, 'POST', '/v1/filters/crawl/add', '{"keys":[],"keys":["https://twice.example/"]}', 'keys'],
+      [t, 'POST', '/v1/filters/crawl/add', '{"keys":[],"ke\\u0079s":["https://twice.example/"]}', 'keys'],
+    ]),
+    ...[TOKEN, readCrawl, writeCrawl].map((t) => [
+      t,
+      'POST',
+      '/v1/filters/crawl/check',
+      '{"keys":["a"],"Keys":["b"]}',
+      'Keys',
+    ]),
+    [TOKEN, 'PUT', '/v1/filters/twice', '{"capacity":1000,"errorRate":0.01,"capacity":5}', 'capacity'],
+    [TOKEN, 'PUT', '/v1/filters/twice', '{"capacity":1000,"errorRate":0.01,"Shards":64}', 'Shards'],
+  ];
+  for (const [token, method, path, raw, field] of twoReadings) {
+    const res = await req(method, path, undefined, { token, raw });
+    assert.deepEqual([res.status, res.json?.error?.code], [400, 'invalid_json'], `${method} ${path} ${raw}`);
+    assert.ok(res.json.error.message.includes(`"${field}"`), `${raw}: ${res.json.error.message} names "${field}"`);
+  }
+  assert.equal((await req('GET', '/v1/filters/twice')).status, 404, 'a refused PUT made its filter');
+  assert.deepEqual((await req('POST', '/v1/filters/crawl/check', { keys: ['https://twice.example/'] })).json, {
+    present: [false],
+  });
+
   // The write tokens added their key where they were allowed, and only there.
   for (const [f, want] of [
     ['crawl', true],
@@ -173,6 +260,7 @@ test('CORS: preflights without a credential, headers exposed, only from the allo
     ['https://evil.example', 'GET', '/v1/filters/crawl/changes'],
     [ORIGIN, 'POST', '/v1/filters/crawl/add'],
     [ORIGIN, 'DELETE', '/v1/filters/crawl'],
+    [ORIGIN, 'PUT', '/v1/filters/crawl'],
     [ORIGIN, 'POST', '/v1/tokens'],
   ]) {
     const res = await preflight(origin, method, path);
@@ -196,7 +284,75 @@ test('CORS: preflights without a credential, headers exposed, only from the allo
   const denied = await req('GET', '/v1/filters/other/changes', undefined, { token: read, headers: { Origin: ORIGIN } });
   assert.equal(denied.status, 403);
   assert.equal(denied.headers.get('Access-Control-Allow-Origin'), ORIGIN, 'a page can read why it was refused');
+
+  // A write's answer carries no CORS header, though PUT and DELETE share
+  // their path with a read, whatever the answer is.
+  assert.equal((await req('PUT', '/v1/filters/cors-gone', { capacity: 1000, errorRate: 0.01 })).status, 201);
+  for (const [method, path, body, status] of [
+    ['PUT', '/v1/filters/crawl', { capacity: 1000, errorRate: 0.01, shards: 2 }, 200],
+    ['PUT', '/v1/filters/crawl', { capacity: 5 }, 400],
+    ['DELETE', '/v1/filters/cors-gone', undefined, 204],
+    ['DELETE', '/v1/filters/cors-gone', undefined, 404],
+    ['POST', '/v1/filters/crawl/add', { keys: ['https://cors.example/'] }, 200],
+    ['POST', '/v1/tokens', { scope: 'read', filter: 'crawl', expiresIn: 60 }, 200],
+  ]) {
+    const res = await req(method, path, body, { headers: { Origin: ORIGIN } });
+    assert.deepEqual(
+      [res.status, res.headers.get('Access-Control-Allow-Origin'), res.headers.get('Access-Control-Expose-Headers')],
+      [status, null, null],
+      `${method} ${path} from ${ORIGIN}`,
+    );
+  }
 });
+
+test(
+  'request bodies: a Content-Length that gives no length, or one over the limit, is refused unread',
+  { timeout: 120_000 },
+  async () => {
+    const LIMIT = 1 << 20;
+    // What the front's JS reads of a body before Go sees it (front.js).
+    const stream = (total) => {
+      const s = { pulled: 0, cancelled: false };
+      s.body = new ReadableStream({
+        pull(c) {
+          if (s.pulled >= total) return c.close();
+          c.enqueue(new Uint8Array(64 << 10).fill(32));
+          s.pulled += 64 << 10;
+        },
+        cancel() {
+          s.cancelled = true;
+        },
+      });
+      return s;
+    };
+    const request = (contentLength, s) => ({
+      body: s.body,
+      headers: new Headers(contentLength === undefined ? {} : { 'Content-Length': contentLength }),
+      arrayBuffer: () => new Response(s.body).arrayBuffer(),
+    });
+    for (const cl of ['', ' ', '-1', '-0', 'abc', '1e3', '12, 12', String(LIMIT + 1), '99999999999999999999']) {
+      const s = stream(50 << 20);
+      assert.equal(await readRequestBody(request(cl, s), LIMIT), null, `Content-Length ${JSON.stringify(cl)}`);
+      assert.deepEqual([s.pulled <= 64 << 10, s.cancelled], [true, true], `Content-Length ${JSON.stringify(cl)}`);
+    }
+    const over = stream(50 << 20);
+    const got = await readRequestBody(request(undefined, over), LIMIT);
+    assert.ok(got.byteLength > LIMIT && over.pulled < 2 * LIMIT && over.cancelled, 'no Content-Length, 50 MiB');
+    const small = stream(100);
+    assert.equal((await readRequestBody(request(String(64 << 10), small), LIMIT)).byteLength, 64 << 10);
+    assert.equal(small.cancelled, false);
+
+    // In workerd: a body over the limit is refused with the service's error
+    // JSON, and the front keeps working. (A client that goes on sending a
+    // body the front does not read may find its connection reset, as with
+    // any server that answers before the body ends.)
+    const body = JSON.stringify({ keys: Array.from({ length: 200 }, (_, i) => `${i}`.padEnd(6000, 'x')) });
+    const big = await w.request('POST', '/v1/filters/crawl/add', undefined, { raw: body });
+    assert.deepEqual([big.status, big.json?.error?.code], [413, 'body_too_large']);
+    const ok = await w.request('POST', '/v1/filters/crawl/check', { keys: ['https://new.example/'] });
+    assert.deepEqual(ok.json, { present: [true] });
+  },
+);
 
 test('rotation: the previous secret and its tokens work while EDGEBLOOM_TOKEN_PREVIOUS holds it', async () => {
   const oldRead = (await mint(w.request, 'read', 'crawl', 3600)).token;
