@@ -128,6 +128,7 @@ test("worker/README.md's Errors are the codes the service answers, with their st
     StatusMethodNotAllowed: 405,
     StatusConflict: 409,
     StatusGone: 410,
+    StatusLengthRequired: 411,
     StatusRequestEntityTooLarge: 413,
     StatusInternalServerError: 500,
     StatusBadGateway: 502,
