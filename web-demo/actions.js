@@ -7,10 +7,13 @@ import { chosenKind, showDerived, sizing } from './params.js';
 import { buildGrid, highlight, valuesAt } from './grid.js';
 import { refresh } from './charts.js';
 import { showHashMath } from './hashmath.js';
+import { syncTradeoff } from './tradeoff.js';
+import { coveringKey } from './theory.js';
+import { popUndo, pushUndo, restoreRecord, undoSteps } from './history.js';
 
 // ---------- making and replacing the filter ----------
 
-export function useFilter(filter, fromFile = '') {
+export function useFilter(filter, fromFile = '', plannedN = 0) {
   state.filter?.free();
   state.filter = filter;
   const s = filter.stats();
@@ -22,6 +25,7 @@ export function useFilter(filter, fromFile = '') {
   state.keyCounts = new Map();
   state.typedKeys = [];
   state.bulkKeys = 0;
+  state.forced = 0;
   state.bitKeys = new Map();
   state.highlight = new Map();
   state.history = [];
@@ -32,6 +36,7 @@ export function useFilter(filter, fromFile = '') {
   showHashMath(null);
   $('bulk-status').textContent = '';
   $('findfp').disabled = !isDrawable(s.kind);
+  syncTradeoff(plannedN || s.capacity);
 }
 
 export function createFilter() {
@@ -47,8 +52,51 @@ export function createFilter() {
   const Class = { counting: CountingBloomFilter, blocked: BlockedBloomFilter }[kind] ?? BloomFilter;
   let opts = sizing() === 'np' ? { capacity: n, errorRate: p } : { bits: m, hashes: k };
   if (kind === 'blocked' && sizing() === 'mk') opts = { blocks: m / BLOCK };
-  useFilter(new Class(opts));
+  pushUndo();
+  useFilter(new Class(opts), '', n);
   return true;
+}
+
+// ---------- reset and undo ----------
+
+/** resetFilter empties the filter on show, keeping its size (undoable). */
+export function resetFilter() {
+  pushUndo();
+  state.filter.clear();
+  state.fromFile = '';
+  state.added = 0;
+  state.keyCounts = new Map();
+  state.typedKeys = [];
+  state.bulkKeys = 0;
+  state.forced = 0;
+  state.bitKeys = new Map();
+  state.highlight = new Map();
+  state.history = [];
+  refresh();
+  say(
+    el('p', {
+      class: 'verdict-head',
+      text: 'Reset: the filter is empty again, with the same size. Undo brings the keys back.',
+    }),
+  );
+  $('explain').replaceChildren();
+  showHashMath(null);
+}
+
+/** undo puts back the filter and the page's record of its keys as they were before the last change. */
+export function undo() {
+  const s = popUndo();
+  if (!s) return;
+  const filter = fromBytes(s.bytes, { maxBits: MAX_BITS });
+  useFilter(filter, s.fromFile, filter.capacity || s.added);
+  restoreRecord(s);
+  refresh({ recordPoint: false });
+  say(
+    el('p', {
+      class: 'verdict-head',
+      text: `Undone: the filter is as it was before the last change${undoSteps() ? ` (${undoSteps()} more ${undoSteps() === 1 ? 'step' : 'steps'} to undo)` : ''}.`,
+    }),
+  );
 }
 
 // ---------- keys ----------
@@ -101,6 +149,7 @@ function blockSentence(positions) {
 }
 
 export function addKey(key) {
+  pushUndo();
   const f = state.filter;
   const positions = f.positions(key);
   const before = valuesAt(f, state.kind, positions);
@@ -168,10 +217,28 @@ function explain(key, positions) {
     if (!keys.length) li.append('a key not added on this page');
     ul.append(li);
   }
-  box.replaceChildren(
+  const cover = coveringKey(
+    positions,
+    [...state.keyCounts.keys()].map((k) => [k, state.filter.positions(k)]),
+  );
+  const parts = [
     el('p', { text: `Why the filter says yes to "${key}": every ${bitWord()} it looks at was set by other keys.` }),
     ul,
-  );
+  ];
+  if (cover) {
+    parts.push(
+      el(
+        'p',
+        { class: 'fp', 'data-cover': cover.key },
+        cover.same ? 'Its pattern is the same as ' : 'One key set every one of them: ',
+        keyName(cover.key),
+        cover.same
+          ? `'s: one added key set every ${bitWord()} it looks at. A small filter repeats whole patterns (section 5).`
+          : '.',
+      ),
+    );
+  }
+  box.replaceChildren(...parts);
 }
 
 export function testKey(key, prefix = '') {
@@ -239,13 +306,17 @@ export function removeKey(key) {
   }
   if (!state.keyCounts.has(key) && !state.fromFile) {
     testKey(key);
+    const anyway = el('button', { type: 'button', id: 'remove-anyway', text: 'Remove anyway…' });
+    anyway.addEventListener('click', () => confirmRemove(key));
     $('verdict').append(
       el('p', {
         text: `The page will not remove "${key}": it was never added, and taking one off counters that other keys raised could make those keys look absent (a false negative).`,
       }),
+      el('div', { class: 'buttons' }, anyway),
     );
     return;
   }
+  pushUndo();
   f.remove(key);
   state.added--;
   forget(key, positions);
@@ -258,6 +329,85 @@ export function removeKey(key) {
       text: `Counters ${positions.join(', ')} each went down by one. A classic filter cannot do this: clearing a bit could erase other keys that share it.`,
     }),
   );
+}
+
+// confirmRemove asks before removing a key that was never added.
+function confirmRemove(key) {
+  const yes = el('button', { type: 'button', id: 'confirm-remove', text: `Yes, remove "${key}"` });
+  const no = el('button', { type: 'button', id: 'cancel-remove', text: 'Cancel' });
+  const box = el(
+    'div',
+    { class: 'confirm', role: 'group' },
+    el('p', {
+      text: `Remove "${key}" though it was never added? Each of its counters goes down by one; a counter at 1 that an added key raised goes to 0, and that key will answer "certainly not".`,
+    }),
+    el('div', { class: 'buttons' }, yes, no),
+  );
+  box.setAttribute('aria-label', 'Confirm the removal');
+  $('remove-anyway').closest('.buttons').replaceWith(box);
+  yes.addEventListener('click', () => forceRemove(key));
+  no.addEventListener('click', () => {
+    box.replaceWith(el('p', { text: `"${key}" was not removed.` }));
+    $('key').focus();
+  });
+  yes.focus();
+}
+
+// forceRemove removes a key that was never added, and names the added
+// keys that now answer "certainly not", with the counters that fell.
+export function forceRemove(key) {
+  const f = state.filter;
+  const positions = [...new Set(f.positions(key))];
+  const before = valuesAt(f, 'counting', positions);
+  pushUndo();
+  f.remove(key);
+  state.forced++;
+  const after = valuesAt(f, 'counting', positions);
+  const zeroed = new Set(positions.filter((p, j) => before[j] > 0 && after[j] === 0));
+  const lost = [...state.keyCounts.keys()].filter((k) => !f.has(k));
+  refresh();
+  // Purple: went down by one; outlined in red: went to 0 under an added key.
+  const cost = new Set(lost.flatMap((k) => f.positions(k)).filter((p) => zeroed.has(p)));
+  highlight(positions.map((p) => [p, cost.has(p) ? 'dec lost' : 'dec']));
+  $('explain').replaceChildren();
+  showHashMath(key, f.positions(key));
+  const fell = positions.map((p, j) => `${p} (${before[j]} → ${after[j]})`).join(', ');
+  const parts = [
+    el('p', {
+      class: `verdict-head${lost.length ? ' no' : ''}`,
+      text: lost.length
+        ? `Removed "${key}" anyway: ${lost.length === 1 ? 'an added key is' : `${lost.length} added keys are`} now a false negative.`
+        : `Removed "${key}" anyway.`,
+    }),
+    el('p', { text: `Counters ${fell} each went down by one (purple).` }),
+  ];
+  if (lost.length) {
+    const ul = el('ul', { id: 'lostlist' });
+    for (const k of lost) {
+      const at = f.positions(k).filter((p) => zeroed.has(p));
+      ul.append(
+        el(
+          'li',
+          { 'data-lost': k },
+          keyName(k),
+          ` was added, and now answers "certainly not in the set": ${at.length === 1 ? `counter ${at[0]}` : `counters ${list(at.map(String))}`}, which it had raised, fell to 0 (outlined in red).`,
+        ),
+      );
+    }
+    parts.push(
+      ul,
+      el('p', {
+        text: 'That is why a counting filter removes only keys that were added: the counters it lowers are then its own.',
+      }),
+    );
+  } else {
+    parts.push(
+      el('p', {
+        text: 'No added key lost its answer this time: every counter it took one from was above 1. Another removal may not be so lucky.',
+      }),
+    );
+  }
+  say(...parts);
 }
 
 // ---------- false positives and bulk ----------
@@ -289,11 +439,24 @@ const tick = () => new Promise((r) => setTimeout(r, 0));
 
 export function setBusy(busy) {
   state.busy = busy;
-  for (const id of ['create', 'bulk', 'bulksize', 'findfp', 'add', 'test', 'remove', 'file', 'download'])
+  for (const id of [
+    'create',
+    'bulk',
+    'bulksize',
+    'findfp',
+    'add',
+    'test',
+    'remove',
+    'file',
+    'download',
+    'small-setup',
+    'patterns-run',
+  ])
     $(id).disabled = busy;
   if (busy) document.body.setAttribute('aria-busy', 'true');
   else document.body.removeAttribute('aria-busy');
   if (!busy) $('findfp').disabled = !isDrawable(state.kind);
+  $('undo').disabled = busy || undoSteps() === 0;
 }
 
 export async function findFalsePositive() {
@@ -310,10 +473,12 @@ export async function findFalsePositive() {
   }
   setBusy(true);
   try {
-    const limit = 200_000;
+    // Enough for the page's default filter with three keys, whose rate is
+    // about 1 in 130,000 (mostly a whole pattern of one key repeated).
+    const limit = 2_000_000;
     for (let tries = 0; tries < limit;) {
       const batch = [];
-      for (let i = 0; i < 2000; i++) {
+      for (let i = 0; i < 20_000; i++) {
         const key = `${WORDS[Math.floor(Math.random() * WORDS.length)]}-${Math.floor(Math.random() * 1e6)}`;
         if (!state.keyCounts.has(key)) batch.push(key);
       }
@@ -360,6 +525,7 @@ function crawlerURL() {
 }
 
 export async function bulkInsert(total = 1000, steps = 20) {
+  pushUndo();
   setBusy(true);
   state.bulkRepeats = 0;
   try {
@@ -417,6 +583,14 @@ export function download() {
   setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
 }
 
+// startsLikeFilter tells whether bytes start as a filter ("EBLM") or a
+// sharded snapshot ("EBSC") does, or are too short to tell: an empty file,
+// or one that starts otherwise, is no filter, however long.
+export function startsLikeFilter(bytes) {
+  const head = String.fromCharCode(...bytes.subarray(0, 4));
+  return bytes.length > 0 && ['EBLM', 'EBSC'].some((magic) => magic.startsWith(head));
+}
+
 export async function openFile(file) {
   setError('file');
   const info = $('fileinfo');
@@ -424,12 +598,14 @@ export async function openFile(file) {
   let filter;
   try {
     const bytes = new Uint8Array(await file.arrayBuffer());
+    if (!startsLikeFilter(bytes)) throw Object.assign(new Error('not a filter'), { code: 'ERR_NOT_FILTER' });
     filter = fromBytes(bytes, { maxBits: MAX_BITS });
   } catch (err) {
     setError('file', FILE_ERRORS[err.code] ?? `This file cannot be opened: ${err.message}`);
     info.replaceChildren();
     return;
   }
+  pushUndo();
   useFilter(filter, file.name);
   const s = filter.stats();
   info.replaceChildren();

@@ -4,6 +4,7 @@ import { $, BLOCK, PROBES, bitWord, isDrawable, state } from './state.js';
 import { el, fmtInt, fmtPercentTick, fmtRate, kindName, sizeNote } from './format.js';
 import { theoryFPR } from './params.js';
 import { paintGrid } from './grid.js';
+import { scheduleNow } from './nowrate.js';
 
 function showStats() {
   const f = state.filter;
@@ -19,11 +20,11 @@ function showStats() {
       'Keys added',
       fmtInt(state.added) +
         (s.count !== state.added
-          ? ` (the filter counts ${fmtInt(s.count)}: an add whose ${bitWord()}s were all set already does not count)`
+          ? ` (the filter counts ${fmtInt(s.count)}: an add whose ${bitWord()}s were all set already does not count${state.forced ? ', and each removal of a key never added took one off' : ''})`
           : ''),
     ],
     [`${unit[0].toUpperCase()}${unit.slice(1)} set`, `${fmtInt(s.setBits)} (${fmtRate(s.fillRatio)})`],
-    ['Keys estimated from the bits', s.estimatedCount.toFixed(1)],
+    [`Keys estimated from the ${unit} set`, s.estimatedCount.toFixed(1)],
     ['False-positive rate now', fmtRate(s.estimatedErrorRate)],
   ];
   if (s.errorRate) rows.push(['Target rate', fmtRate(s.errorRate)]);
@@ -68,8 +69,10 @@ function showKeys() {
   const shown = state.typedKeys.slice(-40);
   for (const key of shown) {
     // main.js tests the key of a chip that is clicked (data-key).
-    const b = el('button', { type: 'button', class: 'chip', text: key });
-    b.setAttribute('aria-label', `Test ${key}`);
+    // A counting filter's key lost by a removal of a key never added.
+    const lost = state.kind === 'counting' && !state.filter.has(key);
+    const b = el('button', { type: 'button', class: lost ? 'chip lost' : 'chip', text: key });
+    b.setAttribute('aria-label', lost ? `Test ${key} (added, now a false negative)` : `Test ${key}`);
     b.dataset.key = key;
     ul.append(el('li', {}, b));
   }
@@ -100,7 +103,7 @@ function record(s) {
 }
 
 const SVG = 'http://www.w3.org/2000/svg';
-function svg(tag, attrs, text) {
+export function svg(tag, attrs, text) {
   const e = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
   if (text !== undefined) e.textContent = text;
@@ -147,13 +150,36 @@ function drawChart(node, { xmax, log, ymin, ymax, yticks, series, label }) {
   for (const s of series) {
     const pts = s.points.filter(([x, y]) => x <= xmax && Number.isFinite(y));
     if (!pts.length) continue;
-    if (s.dots) {
+    if (s.zeros) {
+      // Measured zeros: a hollow triangle standing on the floor, never a dot
+      // that would claim a rate.
+      const g = svg('g', { class: `${s.cls} zeros` });
+      for (const [x] of pts) {
+        const cx = X(x);
+        const y = H - B - 1;
+        g.append(
+          svg('path', { d: `M${(cx - 4).toFixed(1)},${y - 7}L${(cx + 4).toFixed(1)},${y - 7}L${cx.toFixed(1)},${y}Z` }),
+        );
+      }
+      node.append(g);
+    } else if (s.dots) {
       const g = svg('g', { class: s.cls });
       for (const [x, y] of pts) g.append(svg('circle', { cx: X(x).toFixed(1), cy: Y(y).toFixed(1), r: 2.5 }));
       node.append(g);
     } else {
-      const d = pts.map(([x, y], i) => `${i ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`).join('');
-      node.append(svg('path', { d, class: s.cls }));
+      // On a log scale a line stops at the floor instead of running along
+      // it: what lies below is not drawn, rather than drawn as the floor.
+      let d = '';
+      let pen = false;
+      for (const [x, y] of pts) {
+        if (log && y < ymin) {
+          pen = false;
+          continue;
+        }
+        d += `${pen ? 'L' : 'M'}${X(x).toFixed(1)},${Y(y).toFixed(1)}`;
+        pen = true;
+      }
+      if (d) node.append(svg('path', { d, class: s.cls }));
     }
   }
 }
@@ -204,6 +230,7 @@ function drawCharts() {
       { cls: 'theory', points: curve((n) => theoryFPR(state.kind, m, k, n)) },
       { cls: 'est', points: history.map((h) => [h.n, h.est]) },
       { cls: 'meas', dots: true, points: history.filter((h) => h.measured > 0).map((h) => [h.n, h.measured]) },
+      { cls: 'meas', zeros: true, points: history.filter((h) => h.measured === 0).map((h) => [h.n, 0]) },
     ],
   });
 }
@@ -216,5 +243,6 @@ export function refresh({ recordPoint = true } = {}) {
   paintGrid();
   showKeys();
   drawCharts();
+  scheduleNow();
   $('remove').hidden = state.kind !== 'counting';
 }

@@ -113,3 +113,48 @@ export const FILE_ERRORS = {
   ERR_TOO_LARGE: `This filter is larger than the page opens (${fmtSI(MAX_BITS, 'bits')}).`,
   ERR_UNSUPPORTED: 'This file uses a hash scheme this page does not know.',
 };
+
+// ---------- formulas ----------
+
+/**
+ * The pieces of a formula written with ^ as the page shows it, with
+ * superscripts: "e^(−kn/m)" is [["e", false], ["−kn/m", true]], "x^k" is
+ * [["x", false], ["k", true]]. An exponent is a parenthesized group (its
+ * parentheses dropped) or a run of letters, digits and *.
+ */
+export function supParts(text) {
+  const out = [];
+  let plain = '';
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] !== '^') {
+      plain += text[i];
+      continue;
+    }
+    let sup;
+    if (text[i + 1] === '(') {
+      let depth = 0;
+      let j = i + 1;
+      for (; j < text.length; j++) {
+        if (text[j] === '(') depth++;
+        else if (text[j] === ')' && --depth === 0) break;
+      }
+      sup = text.slice(i + 2, j);
+      i = j;
+    } else {
+      let j = i + 1;
+      while (j < text.length && /[\p{L}\p{N}*]/u.test(text[j])) j++;
+      sup = text.slice(i + 1, j);
+      i = j - 1;
+    }
+    if (plain) out.push([plain, false]);
+    out.push([sup, true]);
+    plain = '';
+  }
+  if (plain) out.push([plain, false]);
+  return out;
+}
+
+/** The nodes of a formula written with ^: text, and <sup> for each exponent. */
+export function withSup(text) {
+  return supParts(text).map(([t, sup]) => (sup ? el('sup', { text: t }) : t));
+}

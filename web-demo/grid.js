@@ -75,6 +75,16 @@ function cellOf(pos) {
   return state.density ? Math.floor((pos * DENSITY_CELLS) / state.m) : pos;
 }
 
+// showNumbers writes each bit's number in its square when the reader asks
+// (the "Show bit numbers" box): squares one a bit of a classic or counting
+// filter only.
+export function showNumbers() {
+  const box = $('numbers');
+  const can = (state.kind === 'classic' || state.kind === 'counting') && !state.density;
+  box.disabled = !can;
+  $('grid').classList.toggle('numbered', can && box.checked);
+}
+
 export function buildGrid() {
   const grid = $('grid');
   grid.replaceChildren();
@@ -96,11 +106,12 @@ export function buildGrid() {
   }
   state.density = m > CELL_LIMIT;
   grid.className = `grid ${state.density ? 'dense' : m > 512 ? 'small' : ''} ${kind}`;
+  showNumbers();
   const n = state.density ? DENSITY_CELLS : m;
   const per = m / DENSITY_CELLS;
   const frag = document.createDocumentFragment();
   for (let i = 0; i < n; i++) {
-    const c = el('span', { class: 'c', 'data-i': String(i) });
+    const c = el('span', { class: 'c', 'data-i': String(i), 'data-n': String(i) });
     c.title = state.density
       ? `bits ${fmtInt(Math.ceil(i * per))}–${fmtInt(Math.ceil((i + 1) * per) - 1)}`
       : `${kind === 'counting' ? 'counter' : 'bit'} ${i}`;

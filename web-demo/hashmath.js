@@ -94,6 +94,7 @@ export function showHashMath(key, positions) {
   const box = $('hashmath');
   box.replaceChildren();
   box.hidden = true;
+  $('hashmath-box').hidden = true;
   const { kind, m, k } = state;
   if (key === null || !['classic', 'counting', 'blocked'].includes(kind)) return;
   const bytes = typeof key === 'string' ? new TextEncoder().encode(key) : key;
@@ -105,7 +106,9 @@ export function showHashMath(key, positions) {
     bytes.length > 24
       ? `${[...bytes.subarray(0, 24)].map((b) => b.toString(16).padStart(2, '0')).join(' ')} …`
       : [...bytes].map((b) => b.toString(16).padStart(2, '0')).join(' ');
-  const parts = [el('h3', { text: `How "${key}" became ${kind === 'blocked' ? 'its 8 bits' : `its ${k} positions`}` })];
+  // The heading is the summary of the box, which stays as the reader left it.
+  $('hashmath-sum').textContent = `How "${key}" became ${kind === 'blocked' ? 'its 8 bits' : `its ${k} positions`}`;
+  const parts = [];
   parts.push(
     line(
       `Its bytes, as UTF-8: `,
@@ -205,4 +208,5 @@ export function showHashMath(key, positions) {
   );
   box.replaceChildren(...parts);
   box.hidden = false;
+  $('hashmath-box').hidden = false;
 }

@@ -3,14 +3,19 @@
 // page only reads the filter's bytes to draw its bits and counters. Its
 // parts: state.js (what they share), format.js (numbers, words, elements),
 // params.js (the size from n and p, and its arithmetic), grid.js (the bits),
-// charts.js (stats, status, key list, charts), hashmath.js (how a key
+// charts.js (stats, status, key list, charts), tradeoff.js (the k
+// trade-off, with theory.js and measure.js), hashmath.js (how a key
 // becomes its positions) and actions.js (what the buttons do); this file
 // wires them to the page and starts the engine.
 import { init } from '/js/index.js';
 import { $, state } from './state.js';
-import { setError } from './format.js';
+import { el, setError } from './format.js';
+import { SMALL_KEYS, runPatterns } from './patterns.js';
 import { showDerived, sizing, updateFields } from './params.js';
 import { showStatus } from './charts.js';
+import { wireTradeoff } from './tradeoff.js';
+import { wireTour } from './tour.js';
+import { showNumbers } from './grid.js';
 import {
   addKey,
   bulkInsert,
@@ -20,6 +25,8 @@ import {
   openFile,
   readKey,
   removeKey,
+  resetFilter,
+  undo,
   setBusy,
   testKey,
 } from './actions.js';
@@ -35,7 +42,48 @@ function guard(field, fn) {
   };
 }
 
+// The action Enter repeats in the key field.
+let enter = 'add';
+const ENTER_HELP = {
+  add: 'Enter adds the key (Enter repeats the last of Add, Test and Remove).',
+  test: 'Enter tests the key, as the last button did: it adds nothing.',
+  remove: 'Enter removes the key, as the last button did.',
+};
+function setEnter(action) {
+  enter = action;
+  $('key-help').textContent = ENTER_HELP[action];
+}
+
+// kept reads a choice of the reader's kept across visits (localStorage,
+// which a private window may refuse: then the choice lasts the visit).
+function kept(name) {
+  try {
+    return localStorage.getItem(`edgebloom-demo:${name}`) === '1';
+  } catch {
+    return false;
+  }
+}
+function keep(name, on) {
+  try {
+    localStorage.setItem(`edgebloom-demo:${name}`, on ? '1' : '0');
+  } catch {
+    // The choice lasts this visit.
+  }
+}
+
 function wire() {
+  wireTradeoff();
+  wireTour();
+  // The hash arithmetic is closed until the reader opens it, and stays as
+  // they leave it; so do the bit numbers.
+  const hm = $('hashmath-box');
+  hm.open = kept('hashmath');
+  hm.addEventListener('toggle', () => keep('hashmath', hm.open));
+  $('numbers').checked = kept('numbers');
+  $('numbers').addEventListener('change', () => {
+    keep('numbers', $('numbers').checked);
+    showNumbers();
+  });
   const params = $('params');
   params.addEventListener('input', () => showDerived());
   params.addEventListener('change', (e) => {
@@ -63,28 +111,20 @@ function wire() {
       createFilter();
     }),
   );
-  $('keyform').addEventListener(
-    'submit',
-    guard('key', (e) => {
-      e.preventDefault();
-      const key = readKey();
-      if (key !== null) addKey(key);
-    }),
-  );
-  $('test').addEventListener(
-    'click',
+  // Enter does what the last of Add, Test and Remove did (Add at first), and
+  // says so under the field: after Test it never adds.
+  const actions = { add: addKey, test: testKey, remove: removeKey };
+  const run = (action) =>
     guard('key', () => {
+      setEnter(action);
       const key = readKey();
-      if (key !== null) testKey(key);
-    }),
-  );
-  $('remove').addEventListener(
-    'click',
-    guard('key', () => {
-      const key = readKey();
-      if (key !== null) removeKey(key);
-    }),
-  );
+      if (key !== null) actions[action](key);
+    });
+  $('keyform').addEventListener('submit', (e) => {
+    e.preventDefault();
+    run(enter)();
+  });
+  for (const action of Object.keys(actions)) $(action).addEventListener('click', run(action));
   // The chips of the key list (charts.js) test their key.
   $('keylist').addEventListener(
     'click',
@@ -106,6 +146,29 @@ function wire() {
     if (createFilter()) $('bulk-status').textContent = 'An empty filter for 1,000 keys at 1 %: now add 1,000 URLs.';
   });
   $('download').addEventListener('click', guard('file', download));
+  $('undo').addEventListener('click', guard('key', undo));
+  $('reset').addEventListener('click', guard('key', resetFilter));
+  $('small-setup').addEventListener(
+    'click',
+    guard('key', () => {
+      document.querySelector('input[name="kind"][value="classic"]').checked = true;
+      document.querySelector('input[name="sizing"][value="mk"]').checked = true;
+      updateFields();
+      $('n').value = '3';
+      $('m').value = '125';
+      $('k').value = '4';
+      if (!createFilter()) return;
+      for (const key of SMALL_KEYS) addKey(key);
+      $('patterns-result').replaceChildren(
+        el('p', {
+          text: `A classic filter of 125 bits and 4 hashes holding ${SMALL_KEYS.join(', ')}. Now run the experiment.`,
+        }),
+      );
+    }),
+  );
+  $('patterns-run').addEventListener('click', () =>
+    runPatterns(setBusy).catch((err) => ($('patterns-result').textContent = err.message)),
+  );
   $('file').addEventListener('change', () => {
     const file = $('file').files[0];
     // Forget the choice, so that choosing the same file again reloads it.

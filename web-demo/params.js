@@ -1,8 +1,10 @@
 // The parameters: reading and checking the form, the filter's size from
 // n and p (or m and k as given), and how the page shows that arithmetic.
-import { optimal, optimalBlocks, estimateFPR, estimateBlockedFPR } from '/js/index.js';
+import { BloomFilter, BlockedBloomFilter, optimal, optimalBlocks, estimateFPR, estimateBlockedFPR } from '/js/index.js';
+import { ADD_BUDGET, measureRate, plan } from './measure.js';
+import { rateInterval, theta } from './theory.js';
 import { $, BLOCK, state } from './state.js';
-import { el, fmtBytes, fmtInt, fmtRate, fmtSI, memoryNote, payloadBytes, setError } from './format.js';
+import { el, fmtBytes, fmtInt, fmtRate, fmtSI, memoryNote, payloadBytes, setError, withSup } from './format.js';
 
 function parseCount(text) {
   const t = text.trim().replace(/[\s,_]/g, '');
@@ -148,8 +150,45 @@ export function showDerived() {
     [`False-positive rate after ${fmtInt(n)} keys`, `${fmtRate(theoryFPR(kind, m, k, n))} (theory)`],
   ];
   for (const [t, d] of rows) dl.append(el('dt', { text: t }), el('dd', { text: d, 'data-name': t }));
+  const measured = el('dd', { 'data-name': 'Measured', text: 'measuring…' });
+  dl.append(el('dt', { text: 'Measured' }), measured);
+  scheduleMeasure(measured, kind, m, k, n);
   showSizeMath(kind, sizing(), params);
   return params;
+}
+
+// scheduleMeasure measures the rate after n keys at m and k, the way
+// theory states it, on filters built from fresh keys, once the fields rest
+// for 300 ms.
+let measureTimer = 0;
+function scheduleMeasure(dd, kind, m, k, n) {
+  clearTimeout(measureTimer);
+  if (n > ADD_BUDGET || m > 2 ** 24) {
+    dd.textContent = `not here: the page measures up to ${fmtInt(ADD_BUDGET)} keys and ${fmtSI(2 ** 24, 'bits')} (section 3 measures at this m)`;
+    return;
+  }
+  if (!state.ready) {
+    dd.textContent = 'once the filter engine has loaded';
+    return;
+  }
+  measureTimer = setTimeout(() => {
+    if (!dd.isConnected) return;
+    const make =
+      kind === 'blocked'
+        ? () => new BlockedBloomFilter({ blocks: m / BLOCK })
+        : () => new BloomFilter({ bits: m, hashes: k });
+    const r = measureRate(make, { n, ...plan(m, kind === 'blocked' ? 8 : k, n) });
+    const rate = r.hits / r.probes;
+    let verdict = '';
+    if (kind !== 'blocked') {
+      const [lo, hi] = rateInterval(theta(m, k, n), { m, k, n, probes: r.probes, filters: r.filters });
+      verdict =
+        rate >= lo && rate <= hi
+          ? ', within the 99 % range of theory'
+          : `, outside the 99 % range of theory (${fmtRate(lo)} to ${fmtRate(hi)}): see section 5`;
+    }
+    dd.textContent = `${fmtRate(rate)} (${fmtInt(r.hits)} of ${fmtInt(r.probes)} fresh keys, against ${fmtInt(r.filters)} ${r.filters === 1 ? 'filter' : 'filters'} of ${fmtInt(n)} fresh keys)${verdict}`;
+  }, 300);
 }
 
 // ---------- the arithmetic of the size ----------
@@ -159,7 +198,10 @@ export function showDerived() {
 function num(x) {
   if (Number.isInteger(x)) return fmtInt(x);
   const a = Math.abs(x);
-  if (a !== 0 && (a < 1e-3 || a >= 1e7)) return x.toExponential(3).replace('e', ' × 10^');
+  if (a !== 0 && (a < 1e-3 || a >= 1e7)) {
+    const [mant, exp] = x.toExponential(3).split('e');
+    return `${mant} × 10^(${String(Number(exp)).replace('-', '−')})`;
+  }
   return String(Number(x.toPrecision(4)));
 }
 
@@ -168,7 +210,7 @@ function num(x) {
 // reads the page (and its tests).
 function eq(name, steps, result) {
   const p = el('p', { class: 'eq' }, el('var', { text: name }));
-  for (const s of steps) p.append(` = ${s}`);
+  for (const s of steps) p.append(' = ', ...withSup(s));
   p.append(' = ', el('b', { text: result.text, 'data-result': name }));
   if (result.unit) p.append(` ${result.unit}`);
   return p;
@@ -191,9 +233,13 @@ function showSizeMath(kind, mode, { n, m, k, p }) {
     );
     if (mode === 'np') {
       parts.push(
-        el('p', {
-          text: `Go's OptimalBlocks picks the smallest number of blocks b whose rate after n = ${fmtInt(n)} keys is at most 0.9 · p = ${num(0.9 * p)} (the margin absorbs a real filter's scatter):`,
-        }),
+        el(
+          'p',
+          {},
+          ...withSup(
+            `Go's OptimalBlocks picks the smallest number of blocks b whose rate after n = ${fmtInt(n)} keys is at most 0.9 · p = ${num(0.9 * p)} (the margin absorbs a real filter's scatter):`,
+          ),
+        ),
       );
     }
     parts.push(
@@ -239,9 +285,13 @@ function showSizeMath(kind, mode, { n, m, k, p }) {
     }
     const e = Math.exp((-k * n) / m);
     parts.push(
-      el('p', {
-        text: `After n keys, a ${kind === 'counting' ? 'counter' : 'bit'} is still 0 with probability e^(−k·n/m), and a key never added finds all k of its positions set with probability:`,
-      }),
+      el(
+        'p',
+        {},
+        ...withSup(
+          `After n keys, a ${kind === 'counting' ? 'counter' : 'bit'} is still 0 with probability e^(−k·n/m), and a key never added finds all k of its positions set with probability:`,
+        ),
+      ),
       eq(
         'rate',
         [

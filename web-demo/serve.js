@@ -1,6 +1,7 @@
 // A zero-dependency static server for the demo page: web-demo/ at / and the
-// npm module's browser entry (js/*.js, js/edgebloom.wasm) at /js/. Nothing
-// else in the repository is reachable. Run: node web-demo/serve.js
+// npm module's browser entry (js/*.js, js/edgebloom.wasm) at /js/, and the
+// READMEs of the examples the page links to, as text. Nothing else in the
+// repository is reachable. Run: node web-demo/serve.js
 // (PORT, default 8080; binds 127.0.0.1 only).
 import http from 'node:http';
 import { readFile } from 'node:fs/promises';
@@ -10,7 +11,11 @@ import path from 'node:path';
 const demoDir = path.dirname(fileURLToPath(import.meta.url));
 const jsDir = path.join(demoDir, '..', 'js');
 
+// The examples the page links to (tour.js, index.html): their READMEs only.
+const EXAMPLES = new Set(['colly-crawler', 'sync-extension', 'parquet']);
+
 const MIME = {
+  '.md': 'text/plain; charset=utf-8',
   '.html': 'text/html; charset=utf-8',
   '.js': 'text/javascript; charset=utf-8',
   '.css': 'text/css; charset=utf-8',
@@ -30,6 +35,8 @@ const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*$/;
 // resolve maps a URL path to a file on disk, or null when it is not served.
 function resolve(urlPath) {
   if (urlPath === '/') return path.join(demoDir, 'index.html');
+  const example = urlPath.match(/^\/examples\/([a-z-]+)\/README\.md$/);
+  if (example) return EXAMPLES.has(example[1]) ? path.join(demoDir, '..', 'examples', example[1], 'README.md') : null;
   let dir = demoDir;
   let name = urlPath.slice(1);
   if (urlPath.startsWith('/js/')) {

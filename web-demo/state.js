@@ -27,6 +27,7 @@ export const state = {
   typedKeys: [], // keys typed into the page, in order, for the list
   bulkKeys: 0,
   bulkRepeats: 0,
+  forced: 0, // removals of keys never added (counting filters: "Remove anyway")
   bitKeys: new Map(), // position → keys added on this page whose positions include it
   history: [], // chart points: { n, fill, est, measured }
   cells: [],
