@@ -93,15 +93,21 @@ export function blocks(text) {
   const lines = text.split('\n');
   const out = [];
   for (let i = 0; i < lines.length; i++) {
-    const open = lines[i].match(/^(`{3,})(\S*)\s*$/);
+    // A fence may be indented, inside a list item: its block is too.
+    const open = lines[i].match(/^( *)(`{3,})(\S*)\s*$/);
     if (!open) continue;
+    const [, indent, fence, lang] = open;
     let j = i + 1;
-    while (j < lines.length && lines[j] !== open[1]) j++;
+    while (j < lines.length && lines[j] !== indent + fence) j++;
     if (j === lines.length) throw new Error(`line ${i + 1}: a code fence that is never closed`);
     const prev = i > 0 ? lines[i - 1].match(NOTE) : null;
     out.push({
-      lang: open[2],
-      code: lines.slice(i + 1, j).join('\n') + '\n',
+      lang,
+      code:
+        lines
+          .slice(i + 1, j)
+          .map((l) => (l.startsWith(indent) ? l.slice(indent.length) : l))
+          .join('\n') + '\n',
       line: i + 1,
       note: prev ? { kind: prev[1], text: prev[2].trim() } : undefined,
     });

@@ -34,6 +34,11 @@ test('blocks gives each fence with its language, line and the note before it', (
     '````text',
     '```',
     '````',
+    '- an item:',
+    '',
+    '  ```sh',
+    '  echo indented',
+    '  ```',
   ].join('\n');
   const got = blocks(md);
   assert.deepEqual(
@@ -42,8 +47,10 @@ test('blocks gives each fence with its language, line and the note before it', (
       ['sh', 4, 'not-run', 'needs a Cloudflare account'],
       ['js', 8, undefined, undefined],
       ['text', 12, 'run', 'serve http://127.0.0.1:8787/ cwd=tmp'],
+      ['sh', 17, undefined, undefined],
     ],
   );
+  assert.equal(got[3].code, 'echo indented\n');
   assert.equal(got[2].code, '```\n');
   assert.throws(() => blocks('```sh\nnever closed\n'), /never closed/);
 });
