@@ -106,6 +106,7 @@ export const RECORD_AT_KIND = 5; // the kind (1 byte)
 export const RECORD_AT_SEED = 8; // the XXH64 seed of the keys (uint64)
 export const RECORD_AT_BITS = 16; // m (uint64)
 export const RECORD_AT_HASHES = 24; // k (uint32)
+export const RECORD_AT_COUNT = 32; // count (uint64)
 
 // BatchGroup is the number of keys a batch hashes before it probes any of
 // them (bloom's batches), and the number of string keys the npm module
@@ -133,14 +134,20 @@ export const CONTAINER_AT_RESERVED2 = 12; // 4 reserved bytes, 0
 export const CONTAINER_AT_LENGTHS = 16; // the records' lengths (uint64 each)
 
 // The delta: a header, a record a shard that changed (a record header, then
-// the positions it set as LEB128 gaps), and a CRC-32 of all before it.
+// its body: in version 2 a coding byte and the positions it set as
+// Golomb-Rice gaps, or the shard's whole encoding; in version 1 the
+// positions as LEB128 gaps), and a CRC-32 of all before it.
 export const DELTA_MAGIC = 'EBDL'; // snapshot.DeltaMagic
-export const DELTA_VERSION = 1; // the delta's version byte
+export const DELTA_VERSION = 2; // the delta's version byte that writers write
+export const DELTA_VERSION_V1 = 1; // the version before, of LEB128 gaps, that readers still read
 export const DELTA_HEADER = 48; // the bytes before the first record
 export const DELTA_RECORD_HEADER = 40; // the bytes of a record before its positions
 export const DELTA_TRAILER = 4; // the CRC-32 after the last record
 export const MAX_DELTA_BITS = 4294967296; // snapshot.MaxDeltaBits: a position is a varint of at most MaxVarintBytes
-export const MAX_VARINT_BYTES = 5; // the bytes of a position's varint, at most
+export const MAX_VARINT_BYTES = 5; // the bytes of a position's varint (version 1), at most
+export const DELTA_CODING_RICE = 1; // a version 2 record's body: this byte, the Rice parameter, the gaps
+export const DELTA_CODING_SHARD = 2; // a version 2 record's body: this byte, the shard's whole encoding
+export const MAX_RICE_BITS = 24; // the largest Rice parameter: a gap's remainder takes at most this many bits
 export const MAX_CURSOR_BYTES = 4096; // the longest cursor token a reader accepts
 export const CURSOR_VERSION = 1; // the first byte of a cursor token
 

@@ -7,6 +7,11 @@
 import {
   DELTA_MAGIC,
   DELTA_VERSION,
+  DELTA_VERSION_V1,
+  DELTA_CODING_RICE,
+  DELTA_CODING_SHARD,
+  MAX_RICE_BITS,
+  CHECKSUM_SIZE,
   DELTA_HEADER as HEADER,
   DELTA_RECORD_HEADER as RECORD,
   DELTA_TRAILER as TRAILER,
@@ -41,6 +46,7 @@ import { codedError } from './errors.js';
 import { crc32 } from './crc32.js';
 import { BloomFilter } from './classic.js';
 import { ShardedBloomFilter } from './sharded.js';
+import { decodeRice } from './rice.js';
 
 const MAGIC = [...DELTA_MAGIC].map((c) => c.charCodeAt(0));
 
@@ -131,7 +137,7 @@ function decode(bytes) {
   };
   if (!MAGIC.every((b, i) => bytes[i] === b)) throw fail('ERR_NOT_FILTER', 'not a delta (magic "EBDL")');
   const version = bytes[DELTA_AT_VERSION];
-  if (version !== DELTA_VERSION) throw fail('ERR_VERSION', `delta version ${version}`);
+  if (version !== DELTA_VERSION && version !== DELTA_VERSION_V1) throw fail('ERR_VERSION', `delta version ${version}`);
   const kind = bytes[DELTA_AT_KIND];
   if (kind !== KIND_CLASSIC) throw fail('ERR_KIND', `a delta of kind ${kind}`);
   const d = {
@@ -174,34 +180,86 @@ function decode(bytes) {
     const prev = d.records[i - 1];
     if (rec.shard >= d.shards || (prev && rec.shard <= prev.shard))
       throw fail('ERR_CORRUPT', `record ${i} is of shard ${rec.shard}`);
-    if (rec.to <= rec.from) throw fail('ERR_CORRUPT', `record ${i} goes from ${rec.from} to ${rec.to}`);
     if (rec.count > MAX_COUNT_PER_BIT * d.bits) throw fail('ERR_CORRUPT', `record ${i} has count ${rec.count}`);
-    if (n > b || n > d.bits) throw fail('ERR_CORRUPT', `record ${i} has ${n} positions in ${b} bytes`);
     const start = off + RECORD;
-    let at = start;
-    rec.changed = new Uint32Array(n);
-    let p = 0;
-    for (let j = 0; j < n; j++) {
-      // Inline LEB128: this loop is the apply's cost.
-      let v = 0;
-      let scale = 1;
-      let byte;
-      do {
-        if (at >= start + b || scale > 2 ** 28) throw fail('ERR_CORRUPT', `record ${i}: position ${j} is no varint`);
-        byte = bytes[at++];
-        v += (byte & 0x7f) * scale;
-        scale *= 128;
-      } while (byte >= 0x80);
-      if (j > 0 && v === 0) throw fail('ERR_CORRUPT', `record ${i}: position ${j} repeats the one before`);
-      p = j === 0 ? v : p + v;
-      if (p >= d.bits) throw fail('ERR_CORRUPT', `record ${i}: position ${j} is ${p}, m is ${d.bits}`);
-      rec.changed[j] = p;
+    if (version === DELTA_VERSION && b > 0 && bytes[start] === DELTA_CODING_SHARD) {
+      if (n !== 0 || rec.from !== 0)
+        throw fail('ERR_CORRUPT', `record ${i} carries its shard whole, with ${n} positions from ${rec.from}`);
+      rec.whole = bytes.subarray(start + 1, start + b);
+    } else {
+      if (rec.to <= rec.from) throw fail('ERR_CORRUPT', `record ${i} goes from ${rec.from} to ${rec.to}`);
+      rec.changed =
+        version === DELTA_VERSION_V1
+          ? varintPositions(bytes, start, b, n, d.bits, i)
+          : ricePositions(bytes, start, b, n, d.bits, i);
     }
-    if (at !== start + b) throw fail('ERR_CORRUPT', `record ${i}: bytes after its positions`);
-    d.records.push(rec);
     off = start + b;
+    d.records.push(rec);
   }
   return d;
+}
+
+// A version 2 record's positions: the coding byte, the Rice parameter,
+// then the gaps.
+function ricePositions(bytes, start, b, n, bits, i) {
+  if (b < 2 || bytes[start] !== DELTA_CODING_RICE || bytes[start + 1] > MAX_RICE_BITS)
+    throw fail('ERR_CORRUPT', `record ${i}: not a coding this version knows`);
+  // Every gap takes a bit at least.
+  if (n > 8 * (b - 2) || n > bits) throw fail('ERR_CORRUPT', `record ${i} has ${n} positions in ${b} bytes`);
+  const out = new Uint32Array(n);
+  if (!decodeRice(bytes, start + 2, start + b, bytes[start + 1], bits, out))
+    throw fail('ERR_CORRUPT', `record ${i}: its positions are not ${n} Rice-coded gaps below m = ${bits}`);
+  return out;
+}
+
+// A version 1 record's positions: LEB128 gaps.
+function varintPositions(bytes, start, b, n, bits, i) {
+  if (n > b || n > bits) throw fail('ERR_CORRUPT', `record ${i} has ${n} positions in ${b} bytes`);
+  let at = start;
+  const out = new Uint32Array(n);
+  let p = 0;
+  for (let j = 0; j < n; j++) {
+    // Inline LEB128: this loop is the apply's cost.
+    let v = 0;
+    let scale = 1;
+    let byte;
+    do {
+      if (at >= start + b || scale > 2 ** 28) throw fail('ERR_CORRUPT', `record ${i}: position ${j} is no varint`);
+      byte = bytes[at++];
+      v += (byte & 0x7f) * scale;
+      scale *= 128;
+    } while (byte >= 0x80);
+    if (j > 0 && v === 0) throw fail('ERR_CORRUPT', `record ${i}: position ${j} repeats the one before`);
+    p = j === 0 ? v : p + v;
+    if (p >= bits) throw fail('ERR_CORRUPT', `record ${i}: position ${j} is ${p}, m is ${bits}`);
+    out[j] = p;
+  }
+  if (at !== start + b) throw fail('ERR_CORRUPT', `record ${i}: bytes after its positions`);
+  return out;
+}
+
+// checkWhole checks a record that carries its shard whole against the
+// delta: a classic filter's encoding that loads (its checksum holds) with
+// the delta's m, k and seed and the record's count. The filter it loads
+// for the check is freed at once: the copy's shard takes the bytes.
+function checkWhole(d, rec, i) {
+  let f;
+  try {
+    f = BloomFilter.fromBytes(rec.whole);
+  } catch (err) {
+    if (err?.code === 'ERR_ENGINE_EXITED' || err?.code === 'ERR_TOO_LARGE') throw err;
+    throw fail('ERR_CORRUPT', `record ${i}: its shard does not load (${err?.code}: ${err?.message})`);
+  }
+  try {
+    const seed = new DataView(f.readBytes(0, HEADER_SIZE).buffer).getBigUint64(RECORD_AT_SEED, true);
+    if (f.bits !== d.bits || f.hashes !== d.hashes || seed !== d.seed || f.count !== rec.count)
+      throw fail(
+        'ERR_CORRUPT',
+        `record ${i}: its shard has m = ${f.bits}, k = ${f.hashes}, seed ${seed}, count ${f.count}`,
+      );
+  } finally {
+    f.free();
+  }
 }
 
 /**
@@ -213,7 +271,9 @@ function decode(bytes) {
  * ERR_VERSION, ERR_KIND, ERR_CORRUPT, ERR_CHECKSUM); one of another filter
  * (ERR_INCOMPATIBLE); of another generation or shard storage
  * (ERR_GENERATION: load the snapshot again); one that starts elsewhere than
- * the copy's position (ERR_GAP).
+ * the copy's position (ERR_GAP). A record that carries its shard whole
+ * (a shard whose changes would take more bytes than itself) replaces the
+ * copy's shard, whatever its epoch and position.
  */
 export function applyDelta(filter, bytes, cursor) {
   let shards;
@@ -246,6 +306,14 @@ export function applyDelta(filter, bytes, cursor) {
     );
   for (const r of d.records) {
     const { epoch, position } = at.shards[r.shard];
+    if (r.whole) {
+      // The shard whole, whatever the copy's holds: its length first, then
+      // the engine's checks.
+      const size = HEADER_SIZE + 8 * Math.ceil(d.bits / 64) + CHECKSUM_SIZE;
+      if (r.whole.length !== size)
+        throw fail('ERR_CORRUPT', `shard ${r.shard} comes whole in ${r.whole.length} bytes, not ${size}`);
+      continue;
+    }
     if (r.epoch !== epoch)
       throw fail(
         'ERR_GENERATION',
@@ -254,7 +322,14 @@ export function applyDelta(filter, bytes, cursor) {
     if (r.from !== position)
       throw fail('ERR_GAP', `shard ${r.shard}: the delta starts at position ${r.from}, the copy is at ${position}`);
   }
+  d.records.forEach((r, i) => r.whole && checkWhole(d, r, i));
   for (const r of d.records) {
+    if (r.whole) {
+      shards[r.shard].writeBytes(HEADER_SIZE, r.whole.subarray(HEADER_SIZE, r.whole.length - CHECKSUM_SIZE));
+      shards[r.shard].applyChanges({ changed: [], count: r.count });
+      at.shards[r.shard] = { epoch: r.epoch, position: r.to };
+      continue;
+    }
     shards[r.shard].applyChanges({ changed: r.changed, count: r.count });
     at.shards[r.shard].position = r.to;
   }

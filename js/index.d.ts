@@ -472,9 +472,14 @@ export class ShardedBloomFilter {
  * names (that answer's `X-Edgebloom-Cursor`); `delta` is the body of
  * `GET /v1/filters/{name}/changes?since=CURSOR` answered with
  * `X-Edgebloom-Format: delta`. The returned cursor equals that answer's
- * `X-Edgebloom-Cursor`. Format: docs/format.md, "Deltas".
+ * `X-Edgebloom-Cursor`. A shard whose changes the service no longer holds,
+ * or whose changes would take more bytes than half the shard, comes whole
+ * inside the delta and replaces the copy's shard (the answer's
+ * `X-Edgebloom-Whole-Shards` names them). Format: docs/format.md, "Deltas".
  *
- * Works in node, browser and Cloudflare Workers: yes (pure JS over `applyChanges`).
+ * Works in node, browser and Cloudflare Workers: yes (pure JS over
+ * `applyChanges` and `writeBytes`; a shard that comes whole is checked by
+ * loading it once in the engine).
  *
  * @throws {Error} changing nothing, with code ERR_TRUNCATED, ERR_NOT_FILTER,
  *   ERR_VERSION, ERR_KIND, ERR_CORRUPT or ERR_CHECKSUM for a malformed delta;

@@ -15,12 +15,13 @@ import (
 // A delta carries the bits a service filter set since a copy's cursor, so
 // that a local copy (a plain filter or a Sharded container loaded from the
 // service's snapshot) can follow the service without downloading the whole
-// snapshot again. docs/format.md ("Deltas") documents it field by field;
-// little-endian:
+// snapshot again; a shard whose changes would take more bytes than the
+// shard itself comes whole instead. docs/format.md ("Deltas") documents it
+// field by field; little-endian:
 //
 //	offset  size  field
 //	0       4     magic "EBDL"
-//	4       1     delta version, 1
+//	4       1     delta version, 2 (readers read 1 too)
 //	5       1     kind of the shards, 1 (classic)
 //	6       2     reserved, 0
 //	8       8     generation of the filter
@@ -37,11 +38,16 @@ import (
 //	          16  8  to: the position after these changes (> from)
 //	          24  8  count: the shard's count at to
 //	          32  4  n, positions
-//	          36  4  b, bytes of positions
-//	          40  b  the n positions set, increasing, as LEB128 varints:
-//	                 the first itself, each next its distance from the one
-//	                 before (at least 1)
+//	          36  4  b, bytes of the body
+//	          40  b  the body: coding 1, then the Rice parameter
+//	                 (0-24), then the n positions set, increasing, as
+//	                 Golomb-Rice gaps (rice.go); or coding 2, then the
+//	                 shard's whole encoding (n = 0, from = 0, to >= 0):
+//	                 the copy's shard becomes it, whatever it held
 //	end-4   4     CRC-32 (IEEE) of every byte before it
+//
+// In version 1 a record's body is its n positions as LEB128 varints: the
+// first itself, each next its distance from the one before.
 //
 // Every length is checked against the input before anything is allocated.
 
@@ -50,6 +56,10 @@ const DeltaMagic = "EBDL"
 
 const (
 	deltaVersion      = abi.DeltaVersion
+	deltaVersion1     = abi.DeltaVersionV1
+	deltaCodingRice   = abi.DeltaCodingRice
+	deltaCodingShard  = abi.DeltaCodingShard
+	maxRiceBits       = abi.MaxRiceBits
 	deltaHeaderSize   = abi.DeltaHeader
 	deltaRecordHeader = abi.DeltaRecordHeader
 	deltaTrailer      = abi.DeltaTrailer
@@ -135,17 +145,22 @@ func ParseCursor(token string) (Cursor, error) {
 	return c, nil
 }
 
-// A DeltaRecord is what one shard changed between two positions.
+// A DeltaRecord is what one shard changed between two positions: the
+// positions it set, or, when Filter is not nil, the whole shard (From is 0
+// then, and Positions empty).
 type DeltaRecord struct {
 	Shard     uint32
 	Epoch     uint32
 	From, To  uint64
 	Count     uint64
 	Positions []uint64 // increasing
+	Filter    *bloom.Filter
 }
 
-// A Delta is a decoded delta.
+// A Delta is a decoded delta. EncodeDelta writes Version 1 when it is 1,
+// and the current version otherwise.
 type Delta struct {
+	Version    uint8
 	Generation uint64
 	Seed       uint64
 	M          uint64
@@ -157,9 +172,13 @@ type Delta struct {
 // AppendDeltaHeader appends the 48-byte header of a delta of records
 // records to dst.
 func AppendDeltaHeader(dst []byte, generation, seed, m uint64, k, shards, records uint32) []byte {
+	return appendDeltaHeader(dst, deltaVersion, generation, seed, m, k, shards, records)
+}
+
+func appendDeltaHeader(dst []byte, version uint8, generation, seed, m uint64, k, shards, records uint32) []byte {
 	le := binary.LittleEndian
 	dst = append(dst, DeltaMagic...)
-	dst = append(dst, deltaVersion, kindClassic, 0, 0)
+	dst = append(dst, version, kindClassic, 0, 0)
 	dst = le.AppendUint64(dst, generation)
 	dst = le.AppendUint64(dst, seed)
 	dst = le.AppendUint64(dst, m)
@@ -169,21 +188,35 @@ func AppendDeltaHeader(dst []byte, generation, seed, m uint64, k, shards, record
 	return le.AppendUint32(dst, 0)
 }
 
-// AppendDeltaRecord appends one shard record to dst. Positions may come in
-// any order and more than once (the rows of a shard's log): they are
-// sorted and deduplicated in place first.
+// AppendDeltaRecord appends one shard record to dst: the whole shard when
+// r.Filter is not nil, else its positions. Positions may come in any order
+// and more than once (the rows of a shard's log): they are sorted and
+// deduplicated in place first.
 func AppendDeltaRecord(dst []byte, r DeltaRecord) []byte {
+	return appendDeltaRecord(dst, r, deltaVersion)
+}
+
+func appendDeltaRecord(dst []byte, r DeltaRecord, version uint8) []byte {
 	slices.Sort(r.Positions)
 	pos := slices.Compact(r.Positions)
 	var body []byte
-	prev := uint64(0)
-	for i, p := range pos {
-		if i == 0 {
-			body = binary.AppendUvarint(body, p)
-		} else {
-			body = binary.AppendUvarint(body, p-prev)
+	switch {
+	case r.Filter != nil:
+		b, _ := r.Filter.MarshalBinary() // a classic filter's encoding never fails
+		body = append([]byte{deltaCodingShard}, b...)
+		pos = nil
+	case version == deltaVersion1:
+		prev := uint64(0)
+		for i, p := range pos {
+			if i == 0 {
+				body = binary.AppendUvarint(body, p)
+			} else {
+				body = binary.AppendUvarint(body, p-prev)
+			}
+			prev = p
 		}
-		prev = p
+	default:
+		body = appendRice(nil, pos)
 	}
 	le := binary.LittleEndian
 	dst = le.AppendUint32(dst, r.Shard)
@@ -204,9 +237,13 @@ func AppendDeltaTrailer(delta []byte) []byte {
 
 // EncodeDelta encodes d.
 func EncodeDelta(d *Delta) []byte {
-	out := AppendDeltaHeader(nil, d.Generation, d.Seed, d.M, d.K, d.Shards, uint32(len(d.Records)))
+	version := uint8(deltaVersion)
+	if d.Version == deltaVersion1 {
+		version = deltaVersion1
+	}
+	out := appendDeltaHeader(nil, version, d.Generation, d.Seed, d.M, d.K, d.Shards, uint32(len(d.Records)))
 	for _, r := range d.Records {
-		out = AppendDeltaRecord(out, r)
+		out = appendDeltaRecord(out, r, version)
 	}
 	return AppendDeltaTrailer(out)
 }
@@ -226,6 +263,7 @@ func DecodeDelta(data []byte) (*Delta, error) {
 		return nil, deltaError(io.ErrUnexpectedEOF, "%d bytes is shorter than a delta", len(data))
 	}
 	d := &Delta{
+		Version:    data[abi.DeltaAtVersion],
 		Generation: le.Uint64(data[abi.DeltaAtGeneration:]), Seed: le.Uint64(data[abi.DeltaAtSeed:]),
 		M: le.Uint64(data[abi.DeltaAtBits:]), K: le.Uint32(data[abi.DeltaAtHashes:]),
 		Shards: le.Uint32(data[abi.DeltaAtShards:]),
@@ -234,8 +272,8 @@ func DecodeDelta(data []byte) (*Delta, error) {
 	switch {
 	case string(data[:4]) != DeltaMagic:
 		return nil, deltaError(bloom.ErrNotFilter, "bad magic")
-	case data[abi.DeltaAtVersion] != deltaVersion:
-		return nil, deltaError(bloom.ErrVersion, "delta version %d", data[abi.DeltaAtVersion])
+	case d.Version != deltaVersion && d.Version != deltaVersion1:
+		return nil, deltaError(bloom.ErrVersion, "delta version %d", d.Version)
 	case data[abi.DeltaAtKind] != kindClassic:
 		return nil, deltaError(bloom.ErrKind, "kind %d", data[abi.DeltaAtKind])
 	case le.Uint16(data[abi.DeltaAtReserved:]) != 0 || le.Uint32(data[abi.DeltaAtReserved2:]) != 0:
@@ -274,39 +312,82 @@ func DecodeDelta(data []byte) (*Delta, error) {
 		}
 		n := uint64(le.Uint32(data[off+abi.DeltaRecordAtPositions:]))
 		b := uint64(le.Uint32(data[off+abi.DeltaRecordAtBytes:]))
+		body := data[off+deltaRecordHeader : off+deltaRecordHeader+b]
 		switch {
 		case rec.Shard >= d.Shards || (i > 0 && rec.Shard <= d.Records[i-1].Shard):
 			return nil, deltaError(bloom.ErrCorrupt, "record %d is of shard %d", i, rec.Shard)
-		case rec.To <= rec.From:
-			return nil, deltaError(bloom.ErrCorrupt, "record %d goes from %d to %d", i, rec.From, rec.To)
 		case rec.Count > bloom.MaxCountPerBit*d.M:
 			return nil, deltaError(bloom.ErrCorrupt, "record %d has count %d", i, rec.Count)
-		case n > b || n > d.M:
+		case d.Version == deltaVersion && len(body) > 0 && body[0] == deltaCodingShard:
+			if err := decodeShardRecord(d, &rec, i, n, body[1:]); err != nil {
+				return nil, err
+			}
+		case rec.To <= rec.From:
+			return nil, deltaError(bloom.ErrCorrupt, "record %d goes from %d to %d", i, rec.From, rec.To)
+		case d.Version == deltaVersion1:
+			if err := decodeVarints(d, &rec, i, n, body); err != nil {
+				return nil, err
+			}
+		case len(body) < 2 || body[0] != deltaCodingRice || body[1] > maxRiceBits:
+			return nil, deltaError(bloom.ErrCorrupt, "record %d: not a coding this version knows", i)
+		case n > 8*(b-2) || n > d.M:
+			// Every gap takes a bit at least.
 			return nil, deltaError(bloom.ErrCorrupt, "record %d has %d positions in %d bytes", i, n, b)
-		}
-		body := data[off+deltaRecordHeader : off+deltaRecordHeader+b]
-		rec.Positions = make([]uint64, n)
-		for j := range rec.Positions {
-			v, w := binary.Uvarint(body)
-			if w <= 0 || (j > 0 && v == 0) {
-				return nil, deltaError(bloom.ErrCorrupt, "record %d: position %d is not a valid varint", i, j)
+		default:
+			rec.Positions = make([]uint64, n)
+			if !decodeRice(body[2:], uint(body[1]), d.M, rec.Positions) {
+				return nil, deltaError(bloom.ErrCorrupt, "record %d: its positions are not %d Rice-coded gaps below m = %d", i, n, d.M)
 			}
-			body = body[w:]
-			if j > 0 {
-				v += rec.Positions[j-1]
-			}
-			if v >= d.M {
-				return nil, deltaError(bloom.ErrCorrupt, "record %d: position %d is %d, m is %d", i, j, v, d.M)
-			}
-			rec.Positions[j] = v
-		}
-		if len(body) != 0 {
-			return nil, deltaError(bloom.ErrCorrupt, "record %d: bytes after its positions", i)
 		}
 		d.Records[i] = rec
 		off += deltaRecordHeader + b
 	}
 	return d, nil
+}
+
+// decodeVarints reads a version 1 record's n positions, LEB128 gaps.
+func decodeVarints(d *Delta, rec *DeltaRecord, i int, n uint64, body []byte) error {
+	if n > uint64(len(body)) || n > d.M {
+		return deltaError(bloom.ErrCorrupt, "record %d has %d positions in %d bytes", i, n, len(body))
+	}
+	rec.Positions = make([]uint64, n)
+	for j := range rec.Positions {
+		v, w := binary.Uvarint(body)
+		if w <= 0 || (j > 0 && v == 0) {
+			return deltaError(bloom.ErrCorrupt, "record %d: position %d is not a valid varint", i, j)
+		}
+		body = body[w:]
+		if j > 0 {
+			v += rec.Positions[j-1]
+		}
+		if v >= d.M {
+			return deltaError(bloom.ErrCorrupt, "record %d: position %d is %d, m is %d", i, j, v, d.M)
+		}
+		rec.Positions[j] = v
+	}
+	if len(body) != 0 {
+		return deltaError(bloom.ErrCorrupt, "record %d: bytes after its positions", i)
+	}
+	return nil
+}
+
+// decodeShardRecord reads a record that carries its whole shard: a classic
+// filter's encoding of the delta's m, k and seed, and of the record's
+// count. Its length was checked against the input; bloom checks it in turn
+// before allocating.
+func decodeShardRecord(d *Delta, rec *DeltaRecord, i int, n uint64, enc []byte) error {
+	if n != 0 || rec.From != 0 || rec.To < rec.From {
+		return deltaError(bloom.ErrCorrupt, "record %d carries its shard whole, with %d positions from %d", i, n, rec.From)
+	}
+	f := new(bloom.Filter)
+	if err := f.UnmarshalBinary(enc); err != nil {
+		return deltaError(bloom.ErrCorrupt, "record %d: its shard does not load (%v)", i, err)
+	}
+	if f.NumBits() != d.M || f.NumHashes() != d.K || f.Seed() != d.Seed || f.Count() != rec.Count {
+		return deltaError(bloom.ErrCorrupt, "record %d: its shard has m = %d, k = %d, seed %d, count %d", i, f.NumBits(), f.NumHashes(), f.Seed(), f.Count())
+	}
+	rec.Filter = f
+	return nil
 }
 
 // ErrDeltaMismatch is wrapped by ApplyDelta's refusals of a well-formed
@@ -320,7 +401,8 @@ var ErrDeltaMismatch = fmt.Errorf("snapshot: the delta does not fit the copy")
 // number of shards), of another generation or epoch, or that starts at
 // another position than cursor's (a gap) is refused with an error wrapping
 // ErrDeltaMismatch, and a malformed one as DecodeDelta refuses it; either
-// way copy and cursor are unchanged.
+// way copy and cursor are unchanged. A record that carries its shard whole
+// replaces the copy's shard, whatever its epoch and position.
 func ApplyDelta(dst Set, cursor Cursor, data []byte) (Cursor, error) {
 	var shards []*bloom.Filter
 	switch c := dst.(type) {
@@ -356,6 +438,7 @@ func ApplyDelta(dst Set, cursor Cursor, data []byte) (Cursor, error) {
 	for _, r := range d.Records {
 		at := cursor.Shards[r.Shard]
 		switch {
+		case r.Filter != nil: // the whole shard, whatever the copy's holds
 		case r.Epoch != at.Epoch:
 			return mismatch("shard %d: the delta is of epoch %d, the copy of %d: load the snapshot again", r.Shard, r.Epoch, at.Epoch)
 		case r.From != at.Position:
@@ -364,6 +447,11 @@ func ApplyDelta(dst Set, cursor Cursor, data []byte) (Cursor, error) {
 	}
 	next := Cursor{Generation: cursor.Generation, Shards: slices.Clone(cursor.Shards)}
 	for _, r := range d.Records {
+		if r.Filter != nil {
+			*shards[r.Shard] = *r.Filter
+			next.Shards[r.Shard] = ShardPosition{Epoch: r.Epoch, Position: r.To}
+			continue
+		}
 		// Checked above: every position is below m, so nothing fails here.
 		if err := shards[r.Shard].ApplyChanges(r.Positions, r.Count); err != nil {
 			panic(err)

@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"math/rand/v2"
 	"os"
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -56,10 +59,14 @@ func (sv *service) cursor() Cursor {
 	return c
 }
 
-func (sv *service) delta(since Cursor) []byte {
+func (sv *service) delta(since Cursor, whole ...int) []byte {
 	var recs []DeltaRecord
 	for i, f := range sv.shards {
 		from, to := since.Shards[i].Position, uint64(len(sv.logs[i]))
+		if slices.Contains(whole, i) {
+			recs = append(recs, DeltaRecord{Shard: uint32(i), Epoch: uint32(100 + i), To: to, Count: f.Count(), Filter: f})
+			continue
+		}
 		if from == to {
 			continue
 		}
@@ -200,21 +207,125 @@ func TestCursorText(t *testing.T) {
 }
 
 // FuzzDecodeDelta: no input makes DecodeDelta panic or allocate past its
-// input, and what it accepts encodes back to the same bytes.
+// input, and what it accepts encodes to a delta that decodes the same.
 func FuzzDecodeDelta(f *testing.F) {
 	sv := newService(&testing.T{}, 2)
 	cur := sv.cursor()
 	sv.add(keys(0, 30)...)
 	f.Add(sv.delta(cur))
+	f.Add(sv.delta(cur, 1))
+	d, _ := DecodeDelta(sv.delta(cur))
+	d.Version = 1
+	f.Add(EncodeDelta(d))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := DecodeDelta(data)
 		if err != nil {
 			return
 		}
-		if got := EncodeDelta(d); !bytes.Equal(got, data) {
+		again, err := DecodeDelta(EncodeDelta(d))
+		if err != nil {
+			t.Fatalf("a re-encoded delta does not decode: %v", err)
+		}
+		for i := range d.Records {
+			a, b := &d.Records[i], &again.Records[i]
+			if (a.Filter == nil) != (b.Filter == nil) || a.Filter != nil && !a.Filter.Equal(b.Filter) {
+				t.Fatalf("record %d: the re-encoded shard differs", i)
+			}
+			a.Filter, b.Filter = nil, nil
+		}
+		if !reflect.DeepEqual(d, again) {
 			t.Fatalf("re-encoded delta differs")
 		}
 	})
+}
+
+// A version 1 delta (LEB128 gaps) is still read, and gives what the same
+// delta in version 2 gives.
+func TestDeltaVersion1(t *testing.T) {
+	sv := newService(t, 2)
+	sv.add(keys(0, 20)...)
+	snap, cur := sv.snapshot(t), sv.cursor()
+	sv.add(keys(20, 60)...)
+	d, err := DecodeDelta(sv.delta(cur))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Version = 1
+	v1 := EncodeDelta(d)
+	if v1[4] != 1 {
+		t.Fatalf("version byte %d; want 1", v1[4])
+	}
+	cp, _ := Load(snap, 1<<20)
+	if _, err := ApplyDelta(cp, cur, v1); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encode(t, cp), sv.snapshot(t)) {
+		t.Fatal("the copy after a version 1 delta is not the service's")
+	}
+}
+
+// A record that carries its shard whole replaces the copy's shard, even one
+// of another epoch or with bits the service's shard does not have (its
+// storage made anew), while the other shards follow by their positions.
+func TestDeltaWholeShard(t *testing.T) {
+	sv := newService(t, 3)
+	sv.add(keys(0, 30)...)
+	cp, _ := Load(sv.snapshot(t), 1<<20)
+	cur := sv.cursor()
+	cp.(*Sharded).Shards[1].AddString("only in the copy")
+	cur.Shards[1].Epoch = 55
+	sv.add(keys(30, 90)...)
+	next, err := ApplyDelta(cp, cur, sv.delta(cur, 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(encode(t, cp), sv.snapshot(t)) || next.Text() != sv.cursor().Text() {
+		t.Fatal("the copy after a whole-shard record is not the service's")
+	}
+	// A shard record of other parameters is malformed.
+	other, _ := bloom.New(2000, 0.01)
+	o := *sv
+	o.shards = slices.Clone(sv.shards)
+	o.shards[1] = other
+	if _, err := DecodeDelta(o.delta(cur, 1)); !errors.Is(err, bloom.ErrCorrupt) {
+		t.Fatalf("a shard of another m: %v; want ErrCorrupt", err)
+	}
+}
+
+// Rice-coded gaps of random positions, as a Bloom filter sets them, take
+// at most 1.05 times their entropy (log2 of the ways to choose n of m
+// bits) at the densities of a delta, 0.01 % to 30 % of the bits, and
+// decode to the same positions.
+func TestRiceSize(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const m = 1 << 22
+	for _, density := range []float64{0.0001, 0.001, 0.01, 0.05, 0.1, 0.3} {
+		set := map[uint64]bool{}
+		for len(set) < int(density*m) {
+			set[rng.Uint64N(m)] = true
+		}
+		pos := make([]uint64, 0, len(set))
+		for p := range set {
+			pos = append(pos, p)
+		}
+		slices.Sort(pos)
+		body := appendRice(nil, pos)
+		n := float64(len(pos))
+		lg, _ := math.Lgamma(m + 1)
+		ln, _ := math.Lgamma(n + 1)
+		lr, _ := math.Lgamma(m - n + 1)
+		entropy := (lg - ln - lr) / math.Ln2 / 8
+		if ratio := float64(len(body)) / entropy; ratio > 1.05 {
+			t.Errorf("density %g: %d bytes, %.2f times the entropy", density, len(body), ratio)
+		}
+		got := make([]uint64, len(pos))
+		if !decodeRice(body[2:], uint(body[1]), m, got) || !slices.Equal(got, pos) {
+			t.Fatalf("density %g: the positions do not decode back", density)
+		}
+		if decodeRice(body[2:len(body)-1], uint(body[1]), m, got) {
+			t.Fatalf("density %g: a stream cut short decodes", density)
+		}
+	}
 }
 
 // deltaGolden is testdata/delta.json: a snapshot, its cursor, a delta from
@@ -240,7 +351,8 @@ func makeGoldenDelta(t *testing.T) goldenDelta {
 	}
 	cur := sv.cursor()
 	sv.add(keys(40, 100)...)
-	g.Delta, g.After, g.Next = sv.delta(cur), sv.snapshot(t), sv.cursor().Text()
+	// Shard 2 comes whole, the others as Rice-coded positions.
+	g.Delta, g.After, g.Next = sv.delta(cur, 2), sv.snapshot(t), sv.cursor().Text()
 	return g
 }
 

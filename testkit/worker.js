@@ -249,6 +249,7 @@ export async function serveProcess(out, state) {
   return {
     request,
     waitFor,
+    log: () => log,
     hook: (object, path, body) =>
       fetch(`${control}/hook/${encodeURIComponent(object)}${path}`, {
         method: body === undefined ? 'GET' : 'POST',

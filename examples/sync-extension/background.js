@@ -14,15 +14,32 @@
 // the alarm, which outlives the worker, wakes it for the next sync.
 // Service workers reject dynamic import() and top-level await: the imports
 // are static, and the start is a promise every event waits on.
+//
+// A sync writes what changed: the delta it applied, as the service sent it
+// (nothing at all when nothing was new); the copy's whole encoding is
+// written again only when the deltas kept pass half of it, or when the
+// service sent a snapshot. A start loads the encoding and applies the
+// deltas kept since.
 /* global chrome */
 import { init, fromBytes, applyDelta } from './edgebloom/index.js';
 
-// IndexedDB: one record a filter name, {bytes, cursor}.
+// IndexedDB, one object store, per filter name NAME:
+//   NAME              {cursor, base: {cursor, pieces, bytes}, deltas, deltaBytes}
+//   NAME/base/IIIIII  piece I of the copy's encoding at base.cursor
+//   NAME/delta/JJJJJJ the J-th delta applied since, as the service sent it
+const PIECE_BYTES = 1 << 20;
+const key = (filter, kind, i) => `${filter}/${kind}/${String(i).padStart(6, '0')}`;
+const range = (filter, kind) => IDBKeyRange.bound(`${filter}/${kind}/`, `${filter}/${kind}/\uffff`);
+
 let opening;
 function idb(mode, op) {
   opening ??= new Promise((resolve, reject) => {
-    const req = indexedDB.open('edgebloom-sync', 1);
-    req.onupgradeneeded = () => req.result.createObjectStore('copies');
+    const req = indexedDB.open('edgebloom-sync', 2);
+    req.onupgradeneeded = () => {
+      // Version 1 kept the whole encoding in one record: start again.
+      if (req.result.objectStoreNames.contains('copies')) req.result.deleteObjectStore('copies');
+      req.result.createObjectStore('copies');
+    };
     req.onsuccess = () => resolve(req.result);
     req.onerror = () => {
       opening = undefined;
@@ -34,27 +51,71 @@ function idb(mode, op) {
       new Promise((resolve, reject) => {
         const tx = db.transaction('copies', mode);
         const req = op(tx.objectStore('copies'));
-        tx.oncomplete = () => resolve(req.result);
+        tx.oncomplete = () => resolve(req?.result);
         tx.onerror = tx.onabort = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'));
       }),
   );
 }
 
+// load reads the copy back: its encoding piece by piece into one buffer
+// (no second copy of the pieces is held), then the deltas kept since.
+async function load(filter) {
+  const meta = await idb('readonly', (s) => s.get(filter));
+  if (!meta) return null;
+  const encoding = new Uint8Array(meta.base.bytes);
+  let at = 0;
+  await idb('readonly', (s) => {
+    s.openCursor(range(filter, 'base')).onsuccess = (e) => {
+      const c = e.target.result;
+      if (!c) return;
+      encoding.set(c.value, at);
+      at += c.value.length;
+      c.continue();
+    };
+  });
+  if (at !== encoding.length) throw new Error(`the saved copy of ${filter} is ${at} bytes, not ${encoding.length}`);
+  const f = fromBytes(encoding);
+  const deltas = await idb('readonly', (s) => s.getAll(range(filter, 'delta')));
+  let c = meta.base.cursor;
+  for (const d of deltas) c = applyDelta(f, d, c);
+  return { filter: f, cursor: c, meta };
+}
+
+// rebase writes encoding (the copy's bytes at cursor) as the new base, in
+// pieces, and drops the deltas kept, in one transaction.
+function rebase(filter, encoding, cursor) {
+  const pieces = Math.ceil(encoding.length / PIECE_BYTES);
+  saved = { cursor, base: { cursor, pieces, bytes: encoding.length }, deltas: 0, deltaBytes: 0 };
+  return idb('readwrite', (s) => {
+    s.delete(range(filter, 'base'));
+    s.delete(range(filter, 'delta'));
+    for (let i = 0; i < pieces; i++)
+      s.put(encoding.subarray(i * PIECE_BYTES, (i + 1) * PIECE_BYTES), key(filter, 'base', i));
+    return s.put(saved, filter);
+  });
+}
+
 let copy = null;
 let cursor = null;
-/** What the syncs since this start did; a 'synced' event on self follows each. */
-self.state = { syncs: 0, formats: [], bytes: 0, fromStorage: false, error: null, code: null };
+// What IndexedDB holds for the copy: the record under the filter's name.
+let saved = null;
+/**
+ * What the syncs since this start did; a 'synced' event on self follows
+ * each. readyMs: how long the start took (the engine, the copy read back).
+ */
+self.state = { syncs: 0, formats: [], bytes: 0, fromStorage: false, readyMs: null, error: null, code: null };
+const started = performance.now();
 
 /** The configuration, once the engine started and the saved copy (if any) is loaded. */
 self.ready = (async () => {
   const config = await (await fetch(chrome.runtime.getURL('config.json'))).json();
   await init();
-  const saved = await idb('readonly', (s) => s.get(config.filter));
-  if (saved) {
-    copy = fromBytes(saved.bytes);
-    cursor = saved.cursor;
+  const got = await load(config.filter);
+  if (got) {
+    ({ filter: copy, cursor, meta: saved } = got);
     self.state.fromStorage = true;
   }
+  self.state.readyMs = performance.now() - started;
   // The alarm outlives the worker: made once, not at every start (which
   // would push the next sync back each time the worker wakes).
   if (!(await chrome.alarms.get('sync'))) {
@@ -78,14 +139,30 @@ async function syncOnce() {
   const bytes = new Uint8Array(await res.arrayBuffer());
   const format = res.headers.get('X-Edgebloom-Format');
   if (format === 'delta') {
+    const since = cursor;
     cursor = applyDelta(copy, bytes, cursor);
+    // A delta of no records (bytes 40-43): nothing new, nothing to write.
+    if (new DataView(bytes.buffer).getUint32(40, true) > 0) {
+      if (saved.deltaBytes + bytes.length > saved.base.bytes / 2) {
+        await rebase(filter, copy.toBytes(), cursor);
+      } else {
+        const j = saved.deltas;
+        saved = { ...saved, cursor, deltas: j + 1, deltaBytes: saved.deltaBytes + bytes.length };
+        await idb('readwrite', (s) => {
+          s.put(bytes, key(filter, 'delta', j));
+          return s.put(saved, filter);
+        });
+      }
+    } else if (cursor !== since) {
+      throw new Error('a delta of no records moved the cursor');
+    }
   } else {
     // The first sync, or the service could not give a delta (X-Edgebloom-Resync).
     copy?.free();
     copy = fromBytes(bytes);
     cursor = res.headers.get('X-Edgebloom-Cursor');
+    await rebase(filter, bytes, cursor);
   }
-  await idb('readwrite', (s) => s.put({ bytes: copy.toBytes(), cursor }, filter));
   self.state.syncs++;
   self.state.formats.push(format);
   self.state.bytes += bytes.length;
@@ -115,6 +192,13 @@ self.sync = () =>
       self.dispatchEvent(new Event('synced'));
       return self.state;
     }));
+
+/** Loads the copy again from the service's snapshot, and syncs from there. */
+self.resync = async () => {
+  await syncing;
+  cursor = null;
+  return self.sync();
+};
 
 /** Which of urls the copy holds (false for all before the first sync). */
 self.has = async (urls) => {

@@ -44,14 +44,17 @@ func TestLayouts(t *testing.T) {
 	if n := len(snapshot.AppendDeltaHeader(nil, 1, 0, 64, 1, 1, 0)); n != abi.DeltaHeader {
 		t.Errorf("a delta's header is %d bytes; abi says %d", n, abi.DeltaHeader)
 	}
-	r := snapshot.DeltaRecord{To: 1, Positions: []uint64{1 << 31}}
-	if n := len(snapshot.AppendDeltaRecord(nil, r)); n != abi.DeltaRecordHeader+abi.MaxVarintBytes {
-		t.Errorf("a record of position 2^31 is %d bytes; abi says %d + %d", n, abi.DeltaRecordHeader, abi.MaxVarintBytes)
+	// The largest position, alone: the coding byte, the parameter, and
+	// (2^32-1)>>MaxRiceBits ones, a zero and MaxRiceBits bits.
+	r := snapshot.DeltaRecord{To: 1, Positions: []uint64{abi.MaxDeltaBits - 1}}
+	want := abi.DeltaRecordHeader + 2 + ((abi.MaxDeltaBits-1)>>abi.MaxRiceBits+1+abi.MaxRiceBits+7)/8
+	if n := len(snapshot.AppendDeltaRecord(nil, r)); n != want {
+		t.Errorf("a record of position 2^32-1 is %d bytes; want %d", n, want)
 	}
 	if abi.MaxDeltaBits-1 >= 1<<(7*abi.MaxVarintBytes) {
 		t.Errorf("a position below MaxDeltaBits may take more than %d bytes", abi.MaxVarintBytes)
 	}
-	for _, c := range []struct{ payload, want int }{{0, 0}, {1000, 500}, {4 << 20, abi.MaxDeltaBytes}} {
+	for _, c := range []struct{ payload, want int }{{0, 0}, {1000, 500}, {2*abi.MaxDeltaBytes + 2, abi.MaxDeltaBytes}} {
 		if got := abi.DeltaLimit(c.payload); got != c.want {
 			t.Errorf("DeltaLimit(%d): got %d; want %d", c.payload, got, c.want)
 		}

@@ -26,6 +26,7 @@ const (
 	RecordAtSeed    = 8  // the XXH64 seed of the keys (uint64)
 	RecordAtBits    = 16 // m (uint64)
 	RecordAtHashes  = 24 // k (uint32)
+	RecordAtCount   = 32 // count (uint64)
 )
 
 // BatchGroup is the number of keys a batch hashes before it probes any of
@@ -58,15 +59,21 @@ const (
 )
 
 // The delta: a header, a record a shard that changed (a record header, then
-// the positions it set as LEB128 gaps), and a CRC-32 of all before it.
+// its body: in version 2 a coding byte and the positions it set as
+// Golomb-Rice gaps, or the shard's whole encoding; in version 1 the
+// positions as LEB128 gaps), and a CRC-32 of all before it.
 const (
 	DeltaMagic        = "EBDL"  // snapshot.DeltaMagic
-	DeltaVersion      = 1       // the delta's version byte
+	DeltaVersion      = 2       // the delta's version byte that writers write
+	DeltaVersionV1    = 1       // the version before, of LEB128 gaps, that readers still read
 	DeltaHeader       = 48      // the bytes before the first record
 	DeltaRecordHeader = 40      // the bytes of a record before its positions
 	DeltaTrailer      = 4       // the CRC-32 after the last record
 	MaxDeltaBits      = 1 << 32 // snapshot.MaxDeltaBits: a position is a varint of at most MaxVarintBytes
-	MaxVarintBytes    = 5       // the bytes of a position's varint, at most
+	MaxVarintBytes    = 5       // the bytes of a position's varint (version 1), at most
+	DeltaCodingRice   = 1       // a version 2 record's body: this byte, the Rice parameter, the gaps
+	DeltaCodingShard  = 2       // a version 2 record's body: this byte, the shard's whole encoding
+	MaxRiceBits       = 24      // the largest Rice parameter: a gap's remainder takes at most this many bits
 	MaxCursorBytes    = 4096    // the longest cursor token a reader accepts
 	CursorVersion     = 1       // the first byte of a cursor token
 )

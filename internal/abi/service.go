@@ -15,25 +15,22 @@ const (
 	LogPositionBytes = 4
 )
 
-// A delta record carries the positions a shard set since a cursor while they
-// take at most MaxDeltaBytes in its log, and at most 1/DeltaPayloadShare of
-// its payload (DeltaLimit): past that the snapshot is the better deal, or
-// near it, and the shard answers 410 changes_gone so that the front sends
-// the snapshot.
+// A delta record carries the positions a shard set since a cursor, Rice
+// coded, while they take at most DeltaLimit bytes: MaxDeltaBytes, and
+// 1/DeltaPayloadShare of the shard's payload, past which the shard itself
+// is the better deal, or near it; the shard then answers 410 changes_gone
+// and the front sends the shard whole. MaxDeltaPositions bounds the
+// positions a shard gathers for one record (4 bytes each in its memory).
 const (
-	MaxDeltaBytes     = 256 << 10
+	MaxDeltaBytes     = 2 << 20
 	DeltaPayloadShare = 2
+	MaxDeltaPositions = 1 << 22
 )
 
-// ChangeTailBytes is what a shard keeps of its log after the chunks hold
-// it, so that a copy a little behind gets a delta: the rows of one largest
-// delta record.
-const ChangeTailBytes = MaxDeltaBytes + LogCountBytes
-
 // MaxShardRecord bounds a shard's answer to the front's GET /changes: the
-// record header and MaxDeltaBytes of positions as varints.
-const MaxShardRecord = DeltaRecordHeader + MaxVarintBytes*MaxDeltaBytes/LogPositionBytes
+// record header and MaxDeltaBytes of coded positions.
+const MaxShardRecord = DeltaRecordHeader + MaxDeltaBytes
 
-// DeltaLimit returns how many bytes of log positions a delta record of a
-// shard whose payload is payload bytes may carry.
+// DeltaLimit returns how many bytes of coded positions (a record's body) a
+// delta record of a shard whose payload is payload bytes may carry.
 func DeltaLimit(payload int) int { return min(MaxDeltaBytes, payload/DeltaPayloadShare) }

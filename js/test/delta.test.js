@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { init, BloomFilter, ShardedBloomFilter, applyDelta, fromBytes } from 'edgebloom';
 import { crawlerURLs, routerBytes } from './helpers.js';
+import { encodeRice, decodeRice } from '../rice.js';
 
 before(() => init());
 
@@ -188,4 +189,43 @@ test("Go's golden delta (snapshot/testdata/delta.json) gives Go's copy and curso
   assert.equal(applyDelta(copy, b(g.delta), g.cursor), g.next);
   assert.deepEqual(copy.toBytes(), b(g.after));
   copy.free();
+});
+
+// The shards' encoder (js/rice.js) writes what Go's writes: the golden
+// delta's first record, decoded and encoded again, is the same bytes.
+test("encodeRice writes Go's bytes for the golden delta's record", () => {
+  const g = JSON.parse(readFileSync(new URL('../../snapshot/testdata/delta.json', import.meta.url), 'utf8'));
+  const d = new Uint8Array(Buffer.from(g.delta, 'base64'));
+  const dv = new DataView(d.buffer, d.byteOffset);
+  const bits = Number(dv.getBigUint64(24, true));
+  const n = dv.getUint32(48 + 32, true);
+  const b = dv.getUint32(48 + 36, true);
+  const body = d.subarray(48 + 40, 48 + 40 + b);
+  assert.equal(body[0], 1, 'a Rice-coded record');
+  const positions = new Uint32Array(n);
+  assert.ok(decodeRice(body, 2, b, body[1], bits, positions));
+  assert.deepEqual(encodeRice(positions), body);
+});
+
+// Rice-coded gaps of random positions take at most 1.05 times their
+// entropy (log2 of the ways to choose n of m bits) at the densities of a
+// delta, and decode to the same positions.
+test('Rice-coded positions take near their entropy and decode back', () => {
+  const m = 1 << 22;
+  let seed = 12345;
+  const rand = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) % m;
+  const lnFact = (x) => x * Math.log(x) - x + 0.5 * Math.log(2 * Math.PI * x);
+  for (const density of [0.0001, 0.001, 0.01, 0.05, 0.1, 0.3]) {
+    const set = new Set();
+    while (set.size < density * m) set.add(rand());
+    const positions = Uint32Array.from(set).sort();
+    const n = positions.length;
+    const entropy = (lnFact(m) - lnFact(n) - lnFact(m - n)) / Math.LN2 / 8;
+    const body = encodeRice(positions);
+    assert.ok(body.length <= 1.05 * entropy, `density ${density}: ${body.length} bytes, entropy ${entropy}`);
+    const back = new Uint32Array(n);
+    assert.ok(decodeRice(body, 2, body.length, body[1], m, back));
+    assert.deepEqual(back, positions);
+    assert.equal(decodeRice(body, 2, body.length - 1, body[1], m, back), false, 'cut short');
+  }
 });

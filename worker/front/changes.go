@@ -1,20 +1,26 @@
 // GET changes: what a local copy of a filter needs to catch up. From a
 // cursor it gets a delta, the bits set since (small while the copy keeps
-// up); without one, or when the shards no longer hold what its cursor
-// needs, or the filter was made again, the whole snapshot and a cursor
-// for next time. The protocol behind it is /position and /changes of each
-// shard (objects.go).
+// up), in which a shard whose changes it no longer holds, or whose changes
+// would take more bytes than itself, comes whole; without a cursor, when
+// no shard holds what it needs, or when the filter was made again, the
+// whole snapshot and a cursor for next time. The protocol behind it is
+// /position, /changes and /snapshot of each shard (objects.go).
 
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
@@ -43,6 +49,7 @@ func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Req
 	var (
 		p      filterParams
 		parts  [][]byte
+		gone   []bool
 		next   snapshot.Cursor
 		resync string
 		first  io.ReadCloser
@@ -54,8 +61,8 @@ func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Req
 		}
 		if since != nil && resync == "" {
 			var err error
-			parts, next, err = s.shardChanges(ctx, name, p, *since)
-			if err != nil || parts != nil {
+			parts, gone, next, err = s.shardChanges(ctx, name, p, *since)
+			if err != nil || slices.Contains(gone, false) {
 				return err
 			}
 			resync = "gone"
@@ -87,20 +94,104 @@ func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Req
 		}
 		return s.writeSnapshot(ctx, w, name, p, first)
 	}
-	out := assembleDelta(p, parts)
+	if !slices.Contains(gone, true) {
+		out := assembleDelta(p, parts)
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("X-Edgebloom-Format", "delta")
+		h.Set("Content-Length", strconv.Itoa(len(out)))
+		w.WriteHeader(http.StatusOK)
+		w.Write(out)
+		return nil
+	}
+	return s.writeMixedDelta(ctx, w, name, p, parts, gone, next)
+}
+
+// writeMixedDelta streams a delta in which the shards that answered
+// changes_gone come whole (docs/format.md, "Deltas"): each one's snapshot
+// is copied from the shard into its record, so the front holds no shard,
+// and its record's count is read from the snapshot's header. The length of
+// every record is known first, so the answer's Content-Length is sent
+// first, and a shard that fails part way leaves the body visibly short,
+// as a snapshot's does. next holds, for a shard that comes whole, the
+// position it answered with, at or before its snapshot.
+func (s *Server) writeMixedDelta(ctx context.Context, w http.ResponseWriter, name string, p filterParams, parts [][]byte, gone []bool, next snapshot.Cursor) error {
+	m, k, _ := bloom.Optimal(shardCapacity(p), p.ErrorRate)
+	size := encodedSize(p)
+	records, total := 0, uint64(abi.DeltaHeader+abi.DeltaTrailer)
+	var whole []string
+	for i, part := range parts {
+		switch {
+		case gone[i]:
+			records++
+			total += abi.DeltaRecordHeader + 1 + size
+			whole = append(whole, strconv.Itoa(i))
+		case len(part) > 0:
+			records++
+			total += uint64(len(part))
+		}
+	}
+	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("X-Edgebloom-Format", "delta")
-	h.Set("Content-Length", strconv.Itoa(len(out)))
+	// Which shards come whole: what a copy downloads beyond the changes.
+	h.Set("X-Edgebloom-Whole-Shards", strings.Join(whole, ","))
+	h.Set("Content-Length", strconv.FormatUint(total, 10))
 	w.WriteHeader(http.StatusOK)
-	w.Write(out)
+	sum := crc32.NewIEEE()
+	out := io.MultiWriter(w, sum)
+	out.Write(snapshot.AppendDeltaHeader(nil, p.Generation, 0, m, k, uint32(p.Shards), uint32(records)))
+	for i, part := range parts {
+		if !gone[i] {
+			out.Write(part)
+			continue
+		}
+		body, err := s.shardSnapshot(ctx, name, p, i)
+		if err == nil {
+			err = copyWholeShard(out, body, p, i, next.Shards[i])
+		}
+		if err != nil {
+			streamFailed(ctx, name, i, err)
+			return nil
+		}
+	}
+	w.Write(binary.LittleEndian.AppendUint32(nil, sum.Sum32()))
 	return nil
 }
 
+// copyWholeShard writes the record of shard i that carries its snapshot,
+// body: the record's header (its count from the snapshot's header), the
+// coding byte, then the snapshot, streamed (copyShard).
+func copyWholeShard(w io.Writer, body io.ReadCloser, p filterParams, i int, at snapshot.ShardPosition) error {
+	head := make([]byte, abi.HeaderSize)
+	if _, err := io.ReadFull(body, head); err != nil {
+		body.Close()
+		return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's snapshot has no header", i), err)
+	}
+	le := binary.LittleEndian
+	rec := le.AppendUint32(nil, uint32(i))
+	rec = le.AppendUint32(rec, at.Epoch)
+	rec = le.AppendUint64(rec, 0)
+	rec = le.AppendUint64(rec, at.Position)
+	rec = append(rec, head[abi.RecordAtCount:abi.RecordAtCount+8]...)
+	rec = le.AppendUint32(rec, 0)
+	rec = le.AppendUint32(rec, uint32(1+encodedSize(p)))
+	rec = append(rec, abi.DeltaCodingShard)
+	if _, err := w.Write(rec); err != nil {
+		body.Close()
+		return internalError(499, "client_gone", fmt.Sprintf("the client stopped reading at shard %d", i), err)
+	}
+	return copyShard(w, struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), body), body}, p, i)
+}
+
 // shardChanges asks every shard for its record of a delta from since. It
-// returns the records (empty for a shard with nothing new) and the cursor
-// after them, or nil records when a shard no longer holds what since
-// needs.
-func (s *Server) shardChanges(ctx context.Context, name string, p filterParams, since snapshot.Cursor) ([][]byte, snapshot.Cursor, error) {
+// returns the records (empty for a shard with nothing new), which shards
+// answered changes_gone (they no longer hold what since needs, or it would
+// take more bytes than the shard), and the cursor after them: for a shard
+// that is gone, the position it answered with.
+func (s *Server) shardChanges(ctx context.Context, name string, p filterParams, since snapshot.Cursor) ([][]byte, []bool, snapshot.Cursor, error) {
 	parts := make([][]byte, p.Shards)
 	next := snapshot.Cursor{Generation: p.Generation, Shards: make([]snapshot.ShardPosition, p.Shards)}
 	gone := make([]bool, p.Shards)
@@ -111,16 +202,19 @@ func (s *Server) shardChanges(ctx context.Context, name string, p filterParams, 
 		if err != nil {
 			return err
 		}
+		pos, ok := parsePosition(res.Header.Get(positionHeader))
 		if res.StatusCode == http.StatusGone {
 			res.Body.Close()
-			gone[i] = true
+			if !ok {
+				return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's changes_gone has no position", i), nil)
+			}
+			gone[i], next.Shards[i] = true, pos
 			return nil
 		}
 		if res.StatusCode >= 300 {
 			return decodeResponse(res, nil)
 		}
 		defer res.Body.Close()
-		pos, ok := parsePosition(res.Header.Get(positionHeader))
 		body, err := io.ReadAll(io.LimitReader(res.Body, maxShardRecord+1))
 		switch {
 		case err != nil:
@@ -133,15 +227,7 @@ func (s *Server) shardChanges(ctx context.Context, name string, p filterParams, 
 		parts[i], next.Shards[i] = body, pos
 		return nil
 	})
-	if err != nil {
-		return nil, next, err
-	}
-	for _, g := range gone {
-		if g {
-			return nil, next, nil
-		}
-	}
-	return parts, next, nil
+	return parts, gone, next, err
 }
 
 // positions asks every shard for its epoch and log position.

@@ -77,6 +77,50 @@ func TestChanges(t *testing.T) {
 	}
 }
 
+// A shard that no longer holds what a cursor needs (here: the cursor names
+// another epoch of its storage) comes whole inside the delta, while the
+// others send their changes: the copy is the snapshot after it, and the
+// answer says which shards came whole.
+func TestChangesWholeShard(t *testing.T) {
+	c, _ := newTestServer(t)
+	base := "/v1/filters/mixed"
+	c.json("PUT", base, map[string]any{"capacity": 30000, "errorRate": 0.01, "shards": 3}, 201)
+	c.json("POST", base+"/add", map[string]any{"keys": []string{"a", "b", "c", "d"}}, 200)
+	_, body, h := c.do("GET", base+"/changes", "")
+	cp, err := snapshot.Load(body, 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, _ := snapshot.ParseCursor(h.Get("X-Edgebloom-Cursor"))
+	keys := make([]string, 300)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("https://mixed.example/%d", i)
+	}
+	c.json("POST", base+"/add", map[string]any{"keys": keys}, 200)
+	cur.Shards[1].Epoch++
+	status, body, h := c.do("GET", base+"/changes?since="+cur.Text(), "")
+	if status != 200 || h.Get("X-Edgebloom-Format") != "delta" || h.Get("X-Edgebloom-Whole-Shards") != "1" {
+		t.Fatalf("GET /changes: %d, format %q, whole shards %q", status, h.Get("X-Edgebloom-Format"), h.Get("X-Edgebloom-Whole-Shards"))
+	}
+	next, err := snapshot.ApplyDelta(cp, cur, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if next.Text() != h.Get("X-Edgebloom-Cursor") {
+		t.Fatalf("cursor %s; the service says %s", next.Text(), h.Get("X-Edgebloom-Cursor"))
+	}
+	if _, snap, _ := c.do("GET", base+"/snapshot", ""); !bytes.Equal(encodeSet(t, cp), snap) {
+		t.Fatal("the copy is not the snapshot")
+	}
+	// Every shard gone: the snapshot, saying why.
+	for i := range cur.Shards {
+		cur.Shards[i].Epoch += 7
+	}
+	if _, _, h := c.do("GET", base+"/changes?since="+cur.Text(), ""); h.Get("X-Edgebloom-Format") != "sharded" || h.Get("X-Edgebloom-Resync") != "gone" {
+		t.Fatalf("every shard gone: format %q, resync %q", h.Get("X-Edgebloom-Format"), h.Get("X-Edgebloom-Resync"))
+	}
+}
+
 func encodeSet(t *testing.T, s snapshot.Set) []byte {
 	t.Helper()
 	b, err := s.(interface{ MarshalBinary() ([]byte, error) }).MarshalBinary()

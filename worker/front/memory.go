@@ -265,33 +265,42 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 			writeError(w, "", errorf(400, "bad_shard_request", "GET /changes takes ?since=POSITION&epoch=EPOCH"))
 			return
 		}
+		gone := func() {
+			w.Header().Set(positionHeader, sh.position())
+			writeError(w, "", errorf(410, "changes_gone", "the shard is at %s and no longer holds the changes since %d:%d", sh.position(), epoch, since))
+		}
 		to, count := uint64(len(sh.log)), f.Count()
 		if q.Has("to") {
 			var err error
 			if to, err = strconv.ParseUint(q.Get("to"), 10, 64); err != nil || to > uint64(len(sh.log)) {
-				writeError(w, "", errorf(410, "changes_gone", "the shard is at %s", sh.position()))
+				gone()
 				return
 			}
 			if to > 0 {
 				count = sh.counts[to-1]
 			}
 		}
-		var pos []uint64
-		if uint32(epoch) == sh.epoch && since <= to {
+		if uint32(epoch) != sh.epoch || since > to {
+			gone()
+			return
+		}
+		var rec []byte
+		if since < to {
+			var pos []uint64
 			for _, row := range sh.log[since:to] {
 				pos = append(pos, row...)
 			}
+			rec = snapshot.AppendDeltaRecord(nil, snapshot.DeltaRecord{
+				Shard: uint32(p.Index), Epoch: sh.epoch, From: since, To: to, Count: count, Positions: pos,
+			})
 		}
-		if uint32(epoch) != sh.epoch || since > to || abi.LogPositionBytes*len(pos) > abi.DeltaLimit(int(f.PayloadSize())) {
-			writeError(w, "", errorf(410, "changes_gone", "the shard is at %s and no longer holds the changes since %d:%d", sh.position(), epoch, since))
+		// The record's body past the limit: the shard whole is the better deal.
+		if len(rec) > abi.DeltaRecordHeader+abi.DeltaLimit(int(f.PayloadSize())) {
+			gone()
 			return
 		}
 		w.Header().Set(positionHeader, strconv.FormatUint(uint64(sh.epoch), 10)+":"+strconv.FormatUint(to, 10))
-		if since < to {
-			w.Write(snapshot.AppendDeltaRecord(nil, snapshot.DeltaRecord{
-				Shard: uint32(p.Index), Epoch: sh.epoch, From: since, To: to, Count: count, Positions: pos,
-			}))
-		}
+		w.Write(rec)
 	default:
 		writeError(w, "", errorf(404, "not_found", "no such shard endpoint"))
 	}

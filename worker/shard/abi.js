@@ -10,19 +10,16 @@ export const MAX_SHARD_BITS = 268435456;
 export const LOG_COUNT_BYTES = 8;
 export const LOG_POSITION_BYTES = 4;
 
-// A delta record carries the positions a shard set since a cursor while they
-// take at most MaxDeltaBytes in its log, and at most 1/DeltaPayloadShare of
-// its payload (DeltaLimit): past that the snapshot is the better deal, or
-// near it, and the shard answers 410 changes_gone so that the front sends
-// the snapshot.
-export const MAX_DELTA_BYTES = 262144;
+// A delta record carries the positions a shard set since a cursor, Rice
+// coded, while they take at most DeltaLimit bytes: MaxDeltaBytes, and
+// 1/DeltaPayloadShare of the shard's payload, past which the shard itself
+// is the better deal, or near it; the shard then answers 410 changes_gone
+// and the front sends the shard whole. MaxDeltaPositions bounds the
+// positions a shard gathers for one record (4 bytes each in its memory).
+export const MAX_DELTA_BYTES = 2097152;
 export const DELTA_PAYLOAD_SHARE = 2;
-
-// ChangeTailBytes is what a shard keeps of its log after the chunks hold
-// it, so that a copy a little behind gets a delta: the rows of one largest
-// delta record.
-export const CHANGE_TAIL_BYTES = 262152;
+export const MAX_DELTA_POSITIONS = 4194304;
 
 // MaxShardRecord bounds a shard's answer to the front's GET /changes: the
-// record header and MaxDeltaBytes of positions as varints.
-export const MAX_SHARD_RECORD = 327720;
+// record header and MaxDeltaBytes of coded positions.
+export const MAX_SHARD_RECORD = 2097192;

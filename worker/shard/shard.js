@@ -402,11 +402,12 @@ export class Shard {
   }
 
   // changes answers the shard's record of a delta (docs/format.md,
-  // "Deltas") from position since of epoch: the bits its log set since,
-  // or nothing when nothing is new; 410 changes_gone when the log no longer
-  // holds them (folded past the tail, another epoch, a position this
-  // storage never had) or they would pass deltaLimit(): the front answers
-  // the snapshot then.
+  // "Deltas") from position since of epoch: the bits its log and its
+  // history set since, or nothing when nothing is new; 410 changes_gone
+  // when they no longer hold them (past the history, another epoch, a
+  // position this storage never had) or the record would pass
+  // deltaLimit(): the front sends the shard whole then. Either way
+  // X-Edgebloom-Position says where the shard is.
   changes(filter, p, query) {
     const since = Number(query.get('since'));
     const epoch = Number(query.get('epoch'));
@@ -421,19 +422,21 @@ export class Shard {
       to < 0
     )
       throw new HttpError(400, 'bad_shard_request', 'GET /changes takes ?since=POSITION&epoch=EPOCH[&to=POSITION]');
-    const limit = deltaLimit(filter);
-    const bounded = epoch === this.store.epoch && to <= this.store.seq ? this.store.changes(since, limit, to) : null;
-    const positions = bounded?.positions;
-    if (!positions)
-      return errorResponse(
+    const got =
+      epoch === this.store.epoch && to <= this.store.seq ? this.store.changes(since, deltaLimit(filter), to) : null;
+    if (!got) {
+      const res = errorResponse(
         410,
         'changes_gone',
         `the shard is at ${this.position()} and no longer holds the changes since ${epoch}:${since}`,
       );
+      res.headers.set('X-Edgebloom-Position', this.position());
+      return res;
+    }
     const body =
       since === to
         ? new Uint8Array(0)
-        : deltaRecord(p.index, epoch, since, to, bounded.count ?? filter.count, positions);
+        : deltaRecord(p.index, epoch, since, to, got.count ?? filter.count, got.n, got.body);
     return new Response(body, {
       headers: { 'Content-Type': 'application/octet-stream', 'X-Edgebloom-Position': `${epoch}:${to}` },
     });

@@ -17,8 +17,8 @@
 // engine's budget, a stopped engine), the next piece comes from the
 // filter loaded again from storage, which holds every acknowledged add.
 
-const HEADER_BYTES = 64;
-const TRAILER_BYTES = 8;
+import { HEADER_SIZE as HEADER_BYTES, CHECKSUM_SIZE as TRAILER_BYTES } from '../../js/abi.js';
+
 /** The bytes a snapshot reads from the engine at a time. */
 export const PIECE_BYTES = 1 << 20;
 /** The bit positions one snapshot in flight may keep: 4 MiB of them. */

@@ -1,6 +1,7 @@
 // A shard's storage in its Durable Object's SQLite: the filter as chunks,
 // plus an append-only log of what each add changed since the chunks were
-// last rebuilt. See DESIGN.md, "Persistence: chunks and the log".
+// last rebuilt, plus the history of what the log held before. See
+// DESIGN.md, "Persistence: chunks and the log".
 //
 //   chunks (i, data, crc)   chunk -1: the 64-byte header and the 8-byte
 //                           checksum of the filter's encoding; chunks 0..n-1:
@@ -9,35 +10,40 @@
 //                           after it (uint64) and the positions of the bits
 //                           it set (uint32 each), little-endian; seq counts
 //                           1, 2, 3, ... and never goes back within an epoch
+//   history (seq, part,     one segment a compaction: the positions the log
+//     since, count, n,      rows (since, seq] set, each once, increasing, as
+//     data, crc)            a Rice-coded record body (js/rice.js), in parts
+//                           of at most PART_POSITIONS; count is the count at
+//                           seq, n the part's positions
 //   logstate (k, v)         'epoch': a random number drawn when the filter's
 //                           storage is made; 'folded': the last seq the
 //                           chunks hold
 //
-// The rows up to 'folded' are the tail: the chunks hold them already, and
-// they stay (at most CHANGE_TAIL_BYTES of them) so that a copy of the
-// filter a little behind gets the bits it lacks as a delta (changes()).
+// compact() keeps the rows it folds as the log's tail until the next one,
+// so that a copy that syncs between two compactions gets exactly the bits
+// it lacks. The history lets a copy that fell behind past the tail get the
+// bits it lacks as a delta (changes()): the newest segments are kept
+// while they take at most historyLimit() bytes (the payload's), and a
+// segment under minSegment() bytes takes the next compaction's positions
+// too, so that a quiet shard does not pile up small ones.
 //
 // Every row carries a CRC-32 of its data. An add writes one log row,
 // proportional to what it set, in the transaction of its reply. compact()
 // writes the chunks the log touched and the header chunk from the filter in
-// memory, marks the log folded into them and trims the tail, in one
-// transaction. load() rebuilds the
-// filter chunk by chunk, checks the whole encoding's checksum, then replays
-// the log; no step holds a second copy of the filter.
+// memory, folds the log into a history segment and drops the tail before
+// it, in one transaction. load() rebuilds the filter chunk by chunk, checks
+// the whole encoding's checksum, then replays the log past 'folded'; no
+// step holds a second copy of the filter.
 
 import { crc32 } from '../../js/crc32.js';
-import {
-  HEADER_SIZE as HEADER_BYTES,
-  CHECKSUM_SIZE as TRAILER_BYTES,
-  DELTA_RECORD_HEADER,
-  MAX_VARINT_BYTES,
-} from '../../js/abi.js';
+import { encodeRice, decodeRice } from '../../js/rice.js';
+import { HEADER_SIZE as HEADER_BYTES, CHECKSUM_SIZE as TRAILER_BYTES, DELTA_RECORD_HEADER } from '../../js/abi.js';
 import {
   LOG_COUNT_BYTES as COUNT_BYTES,
   LOG_POSITION_BYTES,
   MAX_DELTA_BYTES,
   DELTA_PAYLOAD_SHARE,
-  CHANGE_TAIL_BYTES,
+  MAX_DELTA_POSITIONS,
 } from './abi.js';
 
 const CHUNK_BYTES = 1 << 20;
@@ -47,6 +53,10 @@ const CHUNK_BYTES = 1 << 20;
 const MAX_VALUE_BYTES = 2_000_000;
 // Positions in one log row: an add that set more spans several rows.
 const POSITIONS_PER_ROW = Math.floor((MAX_VALUE_BYTES - COUNT_BYTES) / LOG_POSITION_BYTES);
+// Positions in one part of a history segment: Rice-coded, n positions
+// below m <= 2^28 take about n * (log2(m / n) + 2) bits, at most 393 KiB
+// for 2^18 of them, under MAX_VALUE_BYTES.
+const PART_POSITIONS = 1 << 18;
 
 export { crc32 };
 
@@ -66,35 +76,34 @@ export function logLimit(payload) {
 }
 
 /**
- * How many bytes of log positions a delta record of filter may carry: at
- * most MAX_DELTA_BYTES and 1/DELTA_PAYLOAD_SHARE of its payload (Go's
- * abi.DeltaLimit); past it the snapshot is the better deal, or near it.
+ * How many bytes a delta record's body (the Rice-coded positions) may
+ * take: at most MAX_DELTA_BYTES and 1/DELTA_PAYLOAD_SHARE of the payload
+ * (Go's abi.DeltaLimit); past it the shard whole is the better deal, or
+ * near it.
  */
 export function deltaLimit(filter) {
   return Math.min(MAX_DELTA_BYTES, Math.floor(payloadBytes(filter) / DELTA_PAYLOAD_SHARE));
 }
 
+/**
+ * The history a shard keeps: segments while they take at most the
+ * payload's bytes, enough for a copy behind by a tenth of the filter's
+ * capacity (worker/test/sync.test.js), at most doubling what the shard
+ * stores.
+ */
+export function historyLimit(payload) {
+  return payload;
+}
+
+/** A segment under this many bytes takes the next compaction's positions too. */
+export function minSegment(payload) {
+  return Math.max(4096, Math.floor(payload / 64));
+}
+
 // One shard record of a delta (docs/format.md, "Deltas"): the header, then
-// the positions (a Uint32Array, sorted here in place) each once, as LEB128
-// gaps.
-export function deltaRecord(shard, epoch, from, to, count, positions) {
-  positions.sort();
-  const body = new Uint8Array(MAX_VARINT_BYTES * positions.length);
-  let b = 0;
-  let n = 0;
-  let prev = -1;
-  for (const p of positions) {
-    if (p === prev) continue;
-    let v = n === 0 ? p : p - prev;
-    while (v >= 0x80) {
-      body[b++] = (v & 0x7f) | 0x80;
-      v >>>= 7;
-    }
-    body[b++] = v;
-    prev = p;
-    n++;
-  }
-  const out = new Uint8Array(DELTA_RECORD_HEADER + b);
+// body, n positions Rice-coded (encodeRice).
+export function deltaRecord(shard, epoch, from, to, count, n, body) {
+  const out = new Uint8Array(DELTA_RECORD_HEADER + body.length);
   const view = new DataView(out.buffer);
   view.setUint32(0, shard, true);
   view.setUint32(4, epoch, true);
@@ -102,9 +111,20 @@ export function deltaRecord(shard, epoch, from, to, count, positions) {
   view.setBigUint64(16, BigInt(to), true);
   view.setBigUint64(24, BigInt(count), true);
   view.setUint32(32, n, true);
-  view.setUint32(36, b, true);
-  out.set(body.subarray(0, b), DELTA_RECORD_HEADER);
+  view.setUint32(36, body.length, true);
+  out.set(body, DELTA_RECORD_HEADER);
   return out;
+}
+
+// unique sorts positions (a Uint32Array) in place and returns them each
+// once.
+function unique(positions) {
+  positions.sort();
+  let n = 0;
+  for (let i = 0; i < positions.length; i++) {
+    if (i === 0 || positions[i] !== positions[n - 1]) positions[n++] = positions[i];
+  }
+  return positions.subarray(0, n);
 }
 
 /** A shard's chunks and log in a Durable Object's SQLite (ctx.storage). */
@@ -131,6 +151,10 @@ export class Store {
     );
     this.sql.exec('CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
     this.sql.exec('CREATE TABLE IF NOT EXISTS logstate (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
+    this.sql.exec(
+      'CREATE TABLE IF NOT EXISTS history (seq INTEGER NOT NULL, part INTEGER NOT NULL, since INTEGER NOT NULL, ' +
+        'count INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL, crc INTEGER NOT NULL, PRIMARY KEY (seq, part))',
+    );
   }
 
   setState(k, v) {
@@ -142,6 +166,7 @@ export class Store {
     this.sql.exec('DELETE FROM chunks');
     this.sql.exec('DELETE FROM log');
     this.sql.exec('DELETE FROM logstate');
+    this.sql.exec('DELETE FROM history');
     this.logBytes = 0;
     this.dirty.clear();
     this.seq = this.folded = this.epoch = 0;
@@ -190,27 +215,22 @@ export class Store {
 
   /**
    * Rebuilds the chunks the log touched, and the header chunk, from filter
-   * (which holds the chunks and the whole log), and empties the log, in one
-   * transaction: a crash leaves either the old chunks and the log or the
-   * new chunks and no log, and both load to the same filter. Before it
-   * commits, pause (a test hook) runs.
+   * (which holds the chunks and the whole log), folds the log into a
+   * history segment and keeps its rows as the tail, dropping the tail
+   * before, in one transaction: a crash leaves
+   * either the old chunks and the log or the new chunks and no log, and
+   * both load to the same filter. Before it commits, pause (a test hook)
+   * runs.
    */
   compact(filter, pause) {
     this.storage.transactionSync(() => {
       this.writeChunks(filter);
+      this.fold(payloadBytes(filter));
+      // The rows this compaction folds stay as the tail: a copy whose
+      // position falls among them gets exactly the bits it lacks, not the
+      // whole newest segment.
+      this.sql.exec('DELETE FROM log WHERE seq <= ?', this.folded);
       this.setState('folded', this.seq);
-      // The tail: the newest rows while they fit CHANGE_TAIL_BYTES.
-      const limit = CHANGE_TAIL_BYTES;
-      let kept = 0;
-      let cut = 0;
-      for (const row of this.sql.exec('SELECT seq, length(data) AS n FROM log ORDER BY seq DESC')) {
-        kept += row.n;
-        if (kept > limit) {
-          cut = row.seq;
-          break;
-        }
-      }
-      this.sql.exec('DELETE FROM log WHERE seq <= ?', cut);
       pause?.();
     });
     this.folded = this.seq;
@@ -218,40 +238,166 @@ export class Store {
     this.dirty.clear();
   }
 
-  /**
-   * What the log holds from position since (exclusive) to position to
-   * (inclusive, at most this.seq), for a delta: {positions, count}, the
-   * positions set and the count after row to; or null when the log no
-   * longer holds all of it (folded into the chunks past the tail, or a
-   * position this storage never had), or when they pass maxBytes (the
-   * snapshot is the better deal then).
-   */
-  changes(since, maxBytes, to = this.seq) {
-    if (since === to) return { positions: new Uint32Array(0), count: undefined };
-    if (since > to || to > this.seq) return null;
-    const [{ first, bytes }] = this.sql
-      .exec('SELECT min(seq) AS first, sum(length(data)) AS bytes FROM log WHERE seq > ? AND seq <= ?', since, to)
+  // fold writes the log rows past 'folded' as a history segment (or into
+  // the newest one, while it is under minSegment()) and trims the history
+  // to historyLimit(). A log of more than MAX_DELTA_POSITIONS positions,
+  // or a damaged row, ends the history: no delta reaches past it.
+  fold(payload) {
+    if (this.seq === this.folded) return;
+    const live = this.logPositions(this.folded, this.seq);
+    if (!live) {
+      this.sql.exec('DELETE FROM history');
+      return;
+    }
+    let since = this.folded;
+    let positions = live.positions;
+    const [last] = this.sql
+      .exec(
+        'SELECT seq, since, sum(length(data)) AS bytes, sum(n) AS n FROM history GROUP BY seq ORDER BY seq DESC LIMIT 1',
+      )
       .toArray();
-    if (first !== since + 1 || bytes > maxBytes + COUNT_BYTES * (to - since)) return null;
-    // Checked before anything is allocated: at most maxBytes of positions.
-    const out = new Uint32Array((bytes - COUNT_BYTES * (to - since)) / 4);
+    if (last && last.seq === this.folded && last.bytes < minSegment(payload)) {
+      const both = new Uint32Array(last.n + positions.length);
+      if (this.segmentPositions(last.seq, both)) {
+        both.set(positions, last.n);
+        positions = both;
+        since = last.since;
+        this.sql.exec('DELETE FROM history WHERE seq = ?', last.seq);
+      }
+    }
+    positions = unique(positions);
+    for (let part = 0, at = 0; at < positions.length || part === 0; part++, at += PART_POSITIONS) {
+      const some = positions.subarray(at, at + PART_POSITIONS);
+      const data = encodeRice(some);
+      if (data.length > MAX_VALUE_BYTES) throw new Error(`shard: a history part is ${data.length} bytes`);
+      this.sql.exec(
+        'INSERT INTO history (seq, part, since, count, n, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        this.seq,
+        part,
+        since,
+        live.count,
+        some.length,
+        data.buffer,
+        crc32(data),
+      );
+      this.bytesWritten += data.length;
+    }
+    // The newest segments while they fit historyLimit().
+    let kept = 0;
+    for (const row of this.sql.exec(
+      'SELECT seq, sum(length(data)) AS bytes FROM history GROUP BY seq ORDER BY seq DESC',
+    )) {
+      kept += row.bytes;
+      if (kept > historyLimit(payload)) {
+        this.sql.exec('DELETE FROM history WHERE seq <= ?', row.seq);
+        break;
+      }
+    }
+  }
+
+  // segmentPositions decodes the positions of the segment ending at seq
+  // into out; false when a part fails its CRC-32 or does not decode.
+  segmentPositions(seq, out) {
+    let at = 0;
+    for (const row of this.sql.exec('SELECT n, data, crc FROM history WHERE seq = ? ORDER BY part', seq)) {
+      const data = new Uint8Array(row.data);
+      if (crc32(data) !== row.crc || at + row.n > out.length) return false;
+      if (!decodeRice(data, 2, data.length, data[1], 2 ** 32, out.subarray(at, at + row.n))) return false;
+      at += row.n;
+    }
+    return true;
+  }
+
+  // logPositions returns the positions the log rows (since, to] set (as
+  // logged: unsorted, perhaps more than once) and the count after row to,
+  // or null when the log does not hold every row of them, a row is
+  // damaged, or they are more than MAX_DELTA_POSITIONS (checked before
+  // anything is allocated).
+  logPositions(since, to) {
+    const [{ first, rows, bytes }] = this.sql
+      .exec(
+        'SELECT min(seq) AS first, count(*) AS rows, sum(length(data)) AS bytes FROM log WHERE seq > ? AND seq <= ?',
+        since,
+        to,
+      )
+      .toArray();
+    if (first !== since + 1 || rows !== to - since) return null;
+    const total = (bytes - COUNT_BYTES * rows) / LOG_POSITION_BYTES;
+    if (!Number.isInteger(total) || total > MAX_DELTA_POSITIONS) return null;
+    const positions = new Uint32Array(total);
     let n = 0;
     let count;
-    for (const row of this.sql.exec(
-      'SELECT seq, data, crc FROM log WHERE seq > ? AND seq <= ? ORDER BY seq',
-      since,
-      to,
-    )) {
+    for (const row of this.sql.exec('SELECT data, crc FROM log WHERE seq > ? AND seq <= ? ORDER BY seq', since, to)) {
       const data = new Uint8Array(row.data);
-      // A damaged row of the tail is no damage of the filter (the chunks
-      // hold it): the copy gets the snapshot instead.
-      if (crc32(data) !== row.crc || (data.length - COUNT_BYTES) % 4 !== 0) return null;
+      if (crc32(data) !== row.crc || (data.length - COUNT_BYTES) % LOG_POSITION_BYTES !== 0) return null;
       const view = new DataView(data.buffer);
       // Every row of an add holds the count after the whole add.
       count = Number(view.getBigUint64(0, true));
-      for (let i = COUNT_BYTES; i < data.length && n < out.length; i += 4) out[n++] = view.getUint32(i, true);
+      for (let i = COUNT_BYTES; i < data.length && n < total; i += LOG_POSITION_BYTES)
+        positions[n++] = view.getUint32(i, true);
     }
-    return n === out.length ? { positions: out, count } : null;
+    return n === total ? { positions, count } : null;
+  }
+
+  /**
+   * The body of a delta record of what the shard set from position since
+   * (exclusive) to position to (inclusive, at most this.seq): {n, body,
+   * count}, the positions set, Rice-coded (encodeRice), and the count at
+   * to; {n: 0} when since is to. Past the log it takes the history's
+   * segments from the one that holds since on, whose positions before
+   * since the copy has already (setting them again changes nothing), to
+   * the one that holds to: a bounded to inside a segment (a checkpoint's)
+   * gets the bits and the count of the segment's end, later than to, as a
+   * checkpoint's snapshot may be. Null when neither
+   * holds all of it (another epoch is the caller's to check), when it is
+   * more than MAX_DELTA_POSITIONS positions, or when its body would pass
+   * maxBytes: the shard whole is the better deal then.
+   */
+  changes(since, maxBytes, to = this.seq) {
+    if (since === to) return { n: 0 };
+    if (since > to || to > this.seq) return null;
+    const segments = [];
+    let from = since;
+    let total = 0;
+    let count;
+    // The log holds its rows from first on: the tail, then the rows past 'folded'.
+    const [{ first }] = this.sql.exec('SELECT min(seq) AS first FROM log').toArray();
+    if (since < this.folded && since + 1 < (first ?? this.seq + 1)) {
+      const rows = this.sql
+        .exec('SELECT seq, since, count, sum(n) AS n FROM history WHERE seq > ? GROUP BY seq ORDER BY seq', since)
+        .toArray();
+      for (const g of rows) {
+        if (from >= Math.min(to, this.folded)) break;
+        // Contiguous, from the one that holds since.
+        if (segments.length === 0 ? g.since > since : g.since !== from) return null;
+        segments.push(g);
+        from = g.seq;
+        total += g.n;
+        count = g.count;
+      }
+      if (from < Math.min(to, this.folded)) return null;
+    }
+    let live = null;
+    if (to > from && (segments.length === 0 || from >= this.folded)) {
+      live = this.logPositions(from, to);
+      if (!live) return null;
+      total += live.positions.length;
+      count = live.count;
+    }
+    if (total > MAX_DELTA_POSITIONS) return null;
+    let all = live?.positions;
+    if (segments.length > 0) {
+      all = new Uint32Array(total);
+      let at = 0;
+      for (const g of segments) {
+        if (!this.segmentPositions(g.seq, all.subarray(at, at + g.n))) return null;
+        at += g.n;
+      }
+      if (live) all.set(live.positions, at);
+    }
+    const positions = unique(all);
+    const body = encodeRice(positions);
+    return body.length > maxBytes ? null : { n: positions.length, body, count };
   }
 
   // writeChunks writes the dirty chunks and the header chunk from filter.
@@ -391,6 +537,9 @@ export class Store {
         .toArray(),
       tail: this.sql
         .exec('SELECT seq, length(data) AS bytes FROM log WHERE seq <= ? ORDER BY seq', this.folded)
+        .toArray(),
+      history: this.sql
+        .exec('SELECT seq, since, sum(n) AS n, sum(length(data)) AS bytes FROM history GROUP BY seq ORDER BY seq')
         .toArray(),
       seq: this.seq,
       epoch: this.epoch,

@@ -194,6 +194,61 @@ test(
   },
 );
 
+// A reader behind by three checkpoints, each of 6,000 keys (3 % of the
+// capacity, more than half a shard's payload at 4 bytes a position) that
+// no reader asked for while the log held them, folded by the shards into
+// their history since, as the alarm does, still gets a delta from the
+// checkpoints' own bits: less than half the snapshot, with every
+// acknowledged key.
+test('a reader behind by several checkpoints past the log gets a delta', { timeout: 180_000 }, async () => {
+  const name = 'ckpt-behind';
+  await create(name);
+  const acked = urls('behind-base', 1000);
+  await add(name, acked);
+  const lagging = new Reader(name);
+  // Syncs r until it holds a checkpoint with keys.
+  const until = async (r, keys) => {
+    const deadline = Date.now() + 30_000;
+    const start = r.n;
+    for (;;) {
+      await r.sync();
+      if (r.n > start && r.filter.hasMany(keys).every(Boolean)) return;
+      assert.ok(Date.now() < deadline, 'no checkpoint with the keys within 30 s');
+      await delay(50);
+    }
+  };
+  await until(lagging, acked);
+  // Reads "latest" (which publishes checkpoints) until one published after
+  // the adds acknowledged so far.
+  const publish = async () => {
+    const done = Date.now();
+    const deadline = done + 30_000;
+    for (;;) {
+      const l = await mf.request('GET', `/v1/filters/${name}/checkpoints/latest`);
+      if (l.status === 200 && Date.parse(l.json.published) > done) return;
+      assert.ok(Date.now() < deadline, 'no checkpoint within 30 s');
+      await delay(50);
+    }
+  };
+  for (let round = 0; round < 3; round++) {
+    const keys = urls(`behind-${round}`, 6000);
+    await add(name, keys);
+    acked.push(...keys);
+    await publish();
+    for (let i = 0; i < SHARDS; i++) {
+      assert.equal((await mf.hook(`shard:${name}:${i}`, '/_test/compact', {})).status, 200);
+    }
+  }
+  const before = { n: lagging.n, last: lagging.last, deltaBytes: lagging.deltaBytes };
+  await lagging.sync();
+  const snap = await mf.request('GET', `/v1/filters/${name}/snapshot`);
+  assert.ok(lagging.n >= before.n + 3, `behind by ${lagging.n - before.n} checkpoints`);
+  assert.notEqual(lagging.last, before.last, 'the reader got a delta, not the snapshot');
+  const bytes = lagging.deltaBytes - before.deltaBytes;
+  assert.ok(bytes < snap.bytes.length / 2, `a delta of ${bytes} B; the snapshot is ${snap.bytes.length} B`);
+  assert.equal(lagging.filter.hasMany(acked).filter((p) => !p).length, 0, 'acknowledged keys missing');
+});
+
 // inFlight runs fn with at most 64 syncs under way in this process: the
 // readers are at random times, but a thousand requests at once on the
 // loopback connection Miniflare listens on fail in the test's own HTTP
