@@ -40,6 +40,30 @@ export function buildWorker(outdir, { production = false } = {}) {
   return [...new Set(inputs)].map((f) => relative(repoRoot, resolve(WORKER_DIR, f)));
 }
 
+/**
+ * Reads a Response to its end, as a client that sees a body cut short
+ * would: the status, the bytes that came, the length the headers give
+ * (NaN without one), and the error that ended the body, or null.
+ */
+export async function readToEnd(res) {
+  const parts = [];
+  let error = null;
+  try {
+    const reader = res.body.getReader();
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      parts.push(value);
+    }
+  } catch (err) {
+    error = err;
+  }
+  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) (bytes.set(p, at), (at += p.length));
+  return { status: res.status, headers: res.headers, bytes, length: Number(res.headers.get('Content-Length')), error };
+}
+
 /** An API client over a fetch function. */
 export function client(fetchFn, base = 'http://edgebloom.test') {
   return async function request(method, path, body, { token = TOKEN, raw, headers: extra } = {}) {
@@ -67,9 +91,11 @@ export function client(fetchFn, base = 'http://edgebloom.test') {
  * own (an isolate and a Go instance each, with its own meta cache) on one
  * set of objects, as Cloudflare runs a Worker in many isolates. bindings
  * are set in every Worker's environment besides (or instead of)
- * EDGEBLOOM_TOKEN and EDGEBLOOM_TEST_HOOKS.
+ * EDGEBLOOM_TOKEN and EDGEBLOOM_TEST_HOOKS. With cache false, the Cache API
+ * keeps nothing (a put stores nothing, a lookup finds nothing), as on
+ * *.workers.dev.
  */
-export async function startWorker(outdir, stateDir, { port, fronts = 1, bindings } = {}) {
+export async function startWorker(outdir, stateDir, { port, fronts = 1, bindings, cache = true } = {}) {
   // What the Worker logs (console.*, and Go's stdout and stderr, which
   // syumai/workers sends to console.log): passed on, as Miniflare does by
   // default, and kept for the tests to read.
@@ -80,6 +106,7 @@ export async function startWorker(outdir, stateDir, { port, fronts = 1, bindings
     compatibilityDate: COMPATIBILITY_DATE,
     durableObjects: { SHARDS: shards },
     bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1', ...bindings },
+    cache,
   });
   const mf = new Miniflare({
     ...(port === undefined ? {} : { host: '127.0.0.1', port }),

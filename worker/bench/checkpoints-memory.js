@@ -3,10 +3,11 @@
 // GET /_test/instance) before and after `count` requests of one kind, one
 // after the other, in the Worker in Miniflare (built as "wrangler deploy"
 // builds it), after 300 of the same kind to warm it up: "latest" answered
-// from the edge cache, or an idle /changes?since= sync (a round trip to
-// every shard). Run from the repository root:
+// from the edge cache, "latest" where the Cache API keeps nothing (miss:
+// each answer made and put in the cache), or an idle /changes?since= sync
+// (a round trip to every shard). Run from the repository root:
 //
-//   node worker/bench/checkpoints-memory.js [latest|changes, default latest] [count, default 3000]
+//   node worker/bench/checkpoints-memory.js [latest|miss|changes, default latest] [count, default 3000]
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,13 +15,16 @@ import { buildWorker, startWorker } from '../../testkit/worker.js';
 
 const KIND = process.argv[2] ?? 'latest';
 const COUNT = Number(process.argv[3] ?? 3000);
-if (KIND !== 'latest' && KIND !== 'changes') throw new Error('the kind is latest or changes');
+if (!['latest', 'miss', 'changes'].includes(KIND)) throw new Error('the kind is latest, miss or changes');
 
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-ckpt-bench-'));
 try {
   const out = join(dir, 'bundle');
   buildWorker(out);
-  const w = await startWorker(out, join(dir, 'state'), { bindings: { EDGEBLOOM_CHECKPOINT_SECONDS: '60' } });
+  const w = await startWorker(out, join(dir, 'state'), {
+    bindings: { EDGEBLOOM_CHECKPOINT_SECONDS: '60' },
+    cache: KIND !== 'miss',
+  });
   await w.request('PUT', '/v1/filters/m', { capacity: 20_000, errorRate: 0.01, shards: 4 });
   await w.request('POST', '/v1/filters/m/add', { keys: ['https://a.example/', 'https://b.example/'] });
   const cursor = (await w.request('GET', '/v1/filters/m/changes')).headers.get('X-Edgebloom-Cursor');

@@ -287,6 +287,56 @@ func matchCache(ctx context.Context, key string) (*http.Response, error) {
 	return r.response(res), nil
 }
 
+// putCache keeps body under key in the colo's edge cache, with header,
+// through the request of ctx, as matchCache looks it up; it returns once
+// the cache has it (or refused it).
+func putCache(ctx context.Context, key string, header http.Header, body []byte) error {
+	r := requestOf(ctx)
+	if r == nil {
+		return errors.New("a cache put outside of a request")
+	}
+	_, err := r.ask("put", key, formatHeader(header), len(body), bytesToJS(body))
+	return err
+}
+
+// startCachePut starts an entry of length bytes under key, written through
+// the request of ctx as it comes: JS holds the bytes (its memory is
+// collected; Go's never shrinks), and puts them in the cache only at
+// commit, once they are all there.
+func startCachePut(ctx context.Context, key string, header http.Header, length int64) (*edgePut, error) {
+	r := requestOf(ctx)
+	if r == nil {
+		return nil, errors.New("a cache put outside of a request")
+	}
+	res, err := r.ask("put", key, formatHeader(header), length, js.Null())
+	if err != nil {
+		return nil, err
+	}
+	return &edgePut{r: r, handle: res[0].Int()}, nil
+}
+
+// edgePut is an entry of the edge cache being written (startCachePut).
+type edgePut struct {
+	r      *request
+	handle int
+}
+
+func (p *edgePut) Write(b []byte) (int, error) {
+	if _, err := p.r.ask("putWrite", p.handle, bytesToJS(b)); err != nil {
+		return 0, err
+	}
+	return len(b), nil
+}
+
+// commit puts the entry in the cache and waits until the cache has it.
+func (p *edgePut) commit() error {
+	_, err := p.r.ask("putEnd", p.handle, true)
+	return err
+}
+
+// abort drops the entry: nothing of it reaches the cache.
+func (p *edgePut) abort() { p.r.ask("putEnd", p.handle, false) }
+
 // response makes the answer JS settled a fetch or a cache lookup with: the
 // status, the headers, the body's first bytes (all of it when short; null
 // when there is none) and, when there is more, the handle of its reader.

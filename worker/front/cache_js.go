@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -11,25 +10,21 @@ import (
 	"time"
 
 	"github.com/syumai/workers/cloudflare"
-	"github.com/syumai/workers/cloudflare/cache"
 )
 
 // getenv reads the front's settings from the Worker's environment.
 func getenv(k string) string { return cloudflare.Getenv(k) }
 
-// The edge cache is the Cache API's default cache of the colo
-// (syumai/workers' cloudflare/cache). An entry lives for its max-age or
-// until the colo evicts it; a miss only costs the objects one more read.
-func edgeRequest(key string) *http.Request {
-	req, _ := http.NewRequest(http.MethodGet, key, nil)
-	return req
-}
-
-// cacheMatchStream and cacheMatch look the cache up through the request's
-// own exchange with JS (matchCache in bridge_js.go), not syumai/workers'
-// cache package, whose Match leaves a callback and a stream behind in Go
-// for every lookup: in a kept instance that was memory taken for good at
-// every "latest" answered from the cache.
+// The edge cache is the Cache API's default cache of the colo. An entry
+// lives for its max-age or until the colo evicts it; a miss only costs the
+// objects one more read.
+//
+// cacheMatchStream and cacheMatch look the cache up, and cachePut and
+// openCachePut write it, through the request's own exchange with JS
+// (matchCache and putCache in bridge_js.go), not syumai/workers' cache
+// package, whose Match leaves a callback and a stream behind in Go for
+// every lookup, and whose Put three callbacks for every put: in a kept
+// instance that was memory taken for good at every miss and every hit.
 func cacheMatchStream(ctx context.Context, key string) *http.Response {
 	res, err := matchCache(ctx, key)
 	if err != nil || res == nil {
@@ -63,13 +58,19 @@ func cacheMatch(ctx context.Context, key string) *cachedAnswer {
 	return &cachedAnswer{header: h, body: body}
 }
 
-func cachePut(key string, header http.Header, body []byte) {
-	cachePutStream(key, header, bytes.NewReader(body), int64(len(body)))
+// cachePut keeps body under key, with header.
+func cachePut(ctx context.Context, key string, header http.Header, body []byte) {
+	putCache(ctx, key, header, body)
 }
 
-func cachePutStream(key string, header http.Header, body io.Reader, length int64) error {
-	res := &http.Response{StatusCode: http.StatusOK, Header: header, Body: io.NopCloser(body), ContentLength: length}
-	return cache.New().Put(edgeRequest(key), res)
+// openCachePut starts an entry of length bytes under key, written as it
+// comes.
+func openCachePut(ctx context.Context, key string, header http.Header, length int64) (cacheWriter, error) {
+	p, err := startCachePut(ctx, key, header, length)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // pause waits d through the host's setTimeout, called from the waiting

@@ -5,6 +5,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -51,7 +52,7 @@ func cacheMatch(_ context.Context, key string) *cachedAnswer {
 	return &cachedAnswer{header: e.header.Clone(), body: e.body}
 }
 
-func cachePut(key string, header http.Header, body []byte) {
+func cachePut(_ context.Context, key string, header http.Header, body []byte) {
 	hostCache.Lock()
 	defer hostCache.Unlock()
 	hostCache.m[key] = hostEntry{header: header.Clone(), body: bytes.Clone(body), expires: time.Now().Add(maxAgeOf(header))}
@@ -65,13 +66,30 @@ func cacheMatchStream(ctx context.Context, key string) *http.Response {
 	return &http.Response{StatusCode: http.StatusOK, Header: a.header, Body: io.NopCloser(bytes.NewReader(a.body))}
 }
 
-func cachePutStream(key string, header http.Header, body io.Reader, _ int64) error {
-	b, err := io.ReadAll(body)
-	if err != nil {
-		return err
+func openCachePut(ctx context.Context, key string, header http.Header, length int64) (cacheWriter, error) {
+	return &hostPut{ctx: ctx, key: key, header: header.Clone(), length: length}, nil
+}
+
+// hostPut is an entry being written: kept at commit, when it has all its
+// bytes.
+type hostPut struct {
+	ctx    context.Context
+	key    string
+	header http.Header
+	length int64
+	body   bytes.Buffer
+}
+
+func (p *hostPut) Write(b []byte) (int, error) { return p.body.Write(b) }
+
+func (p *hostPut) commit() error {
+	if int64(p.body.Len()) != p.length {
+		return fmt.Errorf("a cache entry of %d bytes got %d", p.length, p.body.Len())
 	}
-	cachePut(key, header, b)
+	cachePut(p.ctx, p.key, p.header, p.body.Bytes())
 	return nil
 }
+
+func (p *hostPut) abort() {}
 
 func pause(d time.Duration) { time.Sleep(d) }

@@ -1,9 +1,11 @@
 // The edge cache of the checkpoint endpoints: small answers (latest, a
-// delta) are kept whole, a checkpoint's snapshot streams into the cache and
-// out to the client at once. Readers of one filter share what one of them
-// made; a request that misses an entry another request of this instance is
-// making polls the cache instead of waiting on that request's work, which
-// workerd would cancel.
+// delta) are kept once made; a checkpoint's snapshot streams to the client
+// and is put in the cache once it is whole and checked.
+// Every key names the filter's generation, and is looked up only while the
+// front's parameters of the filter name the same one. Readers of one filter
+// share what one of them made; a request that misses an entry another
+// request of this instance is making polls the cache instead of waiting on
+// that request's work, which workerd would cancel.
 
 package main
 
@@ -12,7 +14,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 )
@@ -48,39 +49,52 @@ func (a *cachedAnswer) write(w http.ResponseWriter, r *http.Request, hit bool) {
 	w.Write(a.body)
 }
 
-// Keys this instance is making an answer for: a request that misses one
-// of them polls the cache for the maker's answer rather than asking the
-// objects again, so a burst of readers at an expired entry costs the
-// objects one request, not one per reader. It polls (its own cache reads,
-// between short sleeps) rather than waiting for the maker: workerd cancels
-// a request that waits on another request's work with nothing of its own
-// pending.
-var making = struct {
-	sync.Mutex
-	m map[string]time.Time
-}{m: map[string]time.Time{}}
+// beingMade holds the keys this instance is making an answer for: a
+// request that misses one of them polls the cache for the maker's answer
+// rather than asking the objects again, so a burst of readers at an
+// expired entry costs the objects one request, not one per reader. It polls
+// (its own cache reads, between short sleeps) rather than waiting for the
+// maker: workerd cancels a request that waits on another request's work
+// with nothing of its own pending.
+var beingMade = makers{since: map[string]time.Time{}}
 
 const (
 	pollEvery = 10 * time.Millisecond
 	pollFor   = 5 * time.Second
 )
 
-// claim reports whether the caller should make key's answer: no request of
-// this instance is at it, or the one that was gave up.
-func claim(key string) bool {
-	making.Lock()
-	defer making.Unlock()
-	if t, ok := making.m[key]; ok && time.Since(t) < pollFor {
+// makers maps each key being made to when its maker started.
+type makers struct {
+	sync.Mutex
+	since map[string]time.Time
+}
+
+// start reports whether the caller is to make key's answer (and marks it
+// being made): no request of this instance is at it, or the one that was
+// gave up.
+func (m *makers) start(key string) bool {
+	m.Lock()
+	defer m.Unlock()
+	if t, ok := m.since[key]; ok && time.Since(t) < pollFor {
 		return false
 	}
-	making.m[key] = time.Now()
+	m.since[key] = time.Now()
 	return true
 }
 
-func release(key string) {
-	making.Lock()
-	delete(making.m, key)
-	making.Unlock()
+// done marks key as no longer being made.
+func (m *makers) done(key string) {
+	m.Lock()
+	delete(m.since, key)
+	m.Unlock()
+}
+
+// busy reports whether a request of this instance is making key.
+func (m *makers) busy(key string) bool {
+	m.Lock()
+	defer m.Unlock()
+	_, ok := m.since[key]
+	return ok
 }
 
 // await polls the cache for key while another request makes it.
@@ -90,10 +104,7 @@ func await(ctx context.Context, key string, match func() bool) bool {
 		if match() {
 			return true
 		}
-		making.Lock()
-		_, busy := making.m[key]
-		making.Unlock()
-		if !busy {
+		if !beingMade.busy(key) {
 			// The maker is done (or failed): one more look, then make it.
 			return match()
 		}
@@ -112,20 +123,21 @@ func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAn
 		}
 		return a != nil
 	}
-	if match() || !claim(key) && await(ctx, key, match) {
+	if match() || !beingMade.start(key) && await(ctx, key, match) {
 		return a, true, nil
 	}
-	defer release(key)
+	defer beingMade.done(key)
 	a, err := build()
 	if err == nil {
 		// The client's copy is private: it was sent to a request with a
 		// token, and a shared cache on the way must not give it to one
 		// without. The edge cache gets a public one, read only after the
-		// token check.
+		// token check. An answer the cache does not take costs the next
+		// reader one more read, never a wrong answer: it is not an error.
 		stored := a.header.Clone()
 		stored.Set(clientCacheControl, stored.Get("Cache-Control"))
 		stored.Set("Cache-Control", "public, max-age="+strconv.Itoa(maxAge)+immutableIf(maxAge))
-		cachePut(key, stored, a.body)
+		cachePut(ctx, key, stored, a.body)
 	}
 	return a, false, err
 }
@@ -137,15 +149,19 @@ func immutableIf(maxAge int) string {
 	return ""
 }
 
-// cacheKey is the URL an answer is kept under in the edge cache: the
-// request's origin and a path that names the answer alone (no query order,
-// no token).
-func cacheKey(r *http.Request, name, what string) string {
-	host := r.Host
-	if host == "" {
-		host = "edgebloom.invalid"
-	}
-	return "https://" + host + "/v1/filters/" + name + "/checkpoints/" + what
+// cacheOrigin is the origin of every key the service keeps in the edge
+// cache: its own, fixed, so that the Host a client sends does not choose
+// the entry (a client varying it would make every read a miss). The keys
+// are the service's alone: nothing fetches them.
+const cacheOrigin = "https://edgebloom.invalid"
+
+// cacheKey is the URL an answer is kept under in the edge cache: a path
+// that names the filter, its generation and the answer alone (no query
+// order, no token). The generation in every key, and the check of it
+// against the filter's parameters before a lookup (meta.go bounds how old
+// they are), is what makes a deleted filter's answers unreachable.
+func cacheKey(name string, generation uint64, what string) string {
+	return cacheOrigin + "/v1/filters/" + name + "/checkpoints/" + strconv.FormatUint(generation, 10) + "/" + what
 }
 
 // writeCachedStream sends a response from the cache, with the client's
@@ -154,9 +170,8 @@ func writeCachedStream(w http.ResponseWriter, res *http.Response, how string) er
 	defer res.Body.Close()
 	h := w.Header()
 	for _, k := range []string{"Content-Type", "Content-Disposition", "Content-Length", "X-Edgebloom-Format", "X-Edgebloom-Cursor", "X-Edgebloom-Checkpoint"} {
-		// syumai/workers splits a header's value at its commas.
-		if v := res.Header.Values(k); len(v) > 0 {
-			h.Set(k, strings.Join(v, ", "))
+		if v := res.Header.Get(k); v != "" {
+			h.Set(k, v)
 		}
 	}
 	h.Set("Cache-Control", "private, max-age="+strconv.Itoa(snapshotSeconds()))
@@ -166,20 +181,72 @@ func writeCachedStream(w http.ResponseWriter, res *http.Response, how string) er
 	return nil
 }
 
-// pipeResponse is a ResponseWriter whose body goes into a pipe; ready is
-// closed once the headers are set (or the writer gave up).
-type pipeResponse struct {
-	header http.Header
-	w      *io.PipeWriter
-	once   sync.Once
-	ready  chan struct{}
+// maxCachedSnapshot is the largest checkpoint snapshot kept in the edge
+// cache. An entry reaches the cache only once it is whole and checked, so
+// until then the host holds it (in JS, whose memory is collected); a
+// larger snapshot streams from the shards to each reader.
+const maxCachedSnapshot = 16 << 20
+
+// A cacheWriter is an entry of the edge cache being written: kept once
+// commit returns nil, never after abort.
+type cacheWriter interface {
+	io.Writer
+	commit() error
+	abort()
 }
 
-func (p *pipeResponse) Header() http.Header { return p.header }
+// cacheTee is a ResponseWriter that sends an answer to the client and,
+// once its status is 200, writes it to an entry of the edge cache under
+// key as it goes, with the edge's Cache-Control (public, maxAge). The
+// entry is kept only if end is told the answer is whole; a cache that
+// fails or keeps nothing costs the next reader a read, and the client gets
+// its bytes all the same: what it was sent is never read again from the
+// objects.
+type cacheTee struct {
+	http.ResponseWriter
+	ctx    context.Context
+	key    string
+	maxAge int
+	opened bool
+	put    cacheWriter
+}
 
-func (p *pipeResponse) WriteHeader(int) { p.once.Do(func() { close(p.ready) }) }
+func (t *cacheTee) WriteHeader(status int) {
+	if !t.opened {
+		t.opened = true
+		if status == http.StatusOK {
+			stored := t.Header().Clone()
+			stored.Del("X-Edgebloom-Cache")
+			stored.Set("Cache-Control", "public, max-age="+strconv.Itoa(t.maxAge))
+			length, err := strconv.ParseInt(stored.Get("Content-Length"), 10, 64)
+			if err == nil && length <= maxCachedSnapshot {
+				t.put, _ = openCachePut(t.ctx, t.key, stored, length)
+			}
+		}
+	}
+	t.ResponseWriter.WriteHeader(status)
+}
 
-func (p *pipeResponse) Write(b []byte) (int, error) {
-	p.WriteHeader(http.StatusOK)
-	return p.w.Write(b)
+func (t *cacheTee) Write(b []byte) (int, error) {
+	t.WriteHeader(http.StatusOK)
+	n, err := t.ResponseWriter.Write(b)
+	if t.put != nil && n > 0 {
+		if _, perr := t.put.Write(b[:n]); perr != nil {
+			t.put.abort()
+			t.put = nil
+		}
+	}
+	return n, err
+}
+
+// end keeps the entry if whole, else drops it.
+func (t *cacheTee) end(whole bool) {
+	switch {
+	case t.put == nil:
+	case whole:
+		t.put.commit()
+	default:
+		t.put.abort()
+	}
+	t.put = nil
 }

@@ -92,6 +92,9 @@ func (s *Server) serveCheckpoints(w http.ResponseWriter, r *http.Request, a acce
 		if err1 != nil || err2 != nil || g == 0 || b == 0 {
 			return errorf(http.StatusNotFound, "not_found", "a checkpoint is /checkpoints/{generation}/{number}/delta or /snapshot, both positive integers")
 		}
+		if err := s.current(ctx, name, g); err != nil {
+			return err
+		}
 		if parts[2] == "snapshot" {
 			return s.checkpointSnapshot(ctx, w, r, name, g, b)
 		}
@@ -102,6 +105,25 @@ func (s *Server) serveCheckpoints(w http.ResponseWriter, r *http.Request, a acce
 		return s.checkpointDelta(ctx, w, r, name, g, from, b)
 	}
 	return errorf(http.StatusNotFound, "not_found", "no such endpoint: %s", r.URL.Path)
+}
+
+// current checks, before anything is looked up in the edge cache, that g
+// is the filter's generation as the front's parameters give it (at most
+// metaMaxAge old): 404 when there is no filter, 410 when g is not its
+// generation. A deleted generation's cached answers are then never read.
+func (s *Server) current(ctx context.Context, name string, g uint64) error {
+	p, err := s.params(ctx, name, metaMaxAge)
+	if err != nil {
+		return err
+	}
+	if p.Generation != g {
+		return generationGone(g)
+	}
+	return nil
+}
+
+func generationGone(g uint64) error {
+	return errorf(http.StatusGone, "checkpoint_gone", "generation %d of the filter is gone; read /checkpoints/latest again", g)
 }
 
 // A checkpoint as the checkpoint object keeps it.
@@ -167,42 +189,41 @@ func (s *Server) checkpoints(ctx context.Context, name string, p filterParams, p
 // {"generation", "checkpoint", "cursor", "oldest", "published"}.
 func (s *Server) latestCheckpoint(ctx context.Context, w http.ResponseWriter, r *http.Request, name string) error {
 	maxAge := min(maxLatestSeconds, checkpointSeconds())
-	a, hit, err := cached(ctx, cacheKey(r, name, "latest"), maxAge, func() (*cachedAnswer, error) {
-		var l checkpointList
-		err := s.withParams(ctx, name, func(p filterParams) error {
-			var err error
-			l, err = s.checkpoints(ctx, name, p, true)
-			return err
+	// Kept under the generation of the parameters, read at most metaMaxAge
+	// ago: a stale entry costs one retry with the parameters read again.
+	return s.withParamsWithin(ctx, name, metaMaxAge, func(p filterParams) error {
+		a, hit, err := cached(ctx, cacheKey(name, p.Generation, "latest"), maxAge, func() (*cachedAnswer, error) {
+			l, err := s.checkpoints(ctx, name, p, true)
+			if err != nil {
+				return nil, err
+			}
+			if len(l.Checkpoints) == 0 {
+				return nil, errorf(http.StatusServiceUnavailable, "checkpoint_pending", "the first checkpoint of the filter is being published; ask again in a second")
+			}
+			last := l.Checkpoints[len(l.Checkpoints)-1]
+			body, _ := json.Marshal(map[string]any{
+				"generation": l.Generation, "checkpoint": last.N, "cursor": last.Cursor,
+				"oldest": l.Checkpoints[0].N, "published": time.UnixMilli(last.Time).UTC().Format(time.RFC3339Nano),
+				"interval": checkpointSeconds(),
+			})
+			h := http.Header{}
+			h.Set("Content-Type", "application/json")
+			h.Set("Cache-Control", "private, max-age="+strconv.Itoa(maxAge))
+			return &cachedAnswer{header: h, body: body}, nil
 		})
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if len(l.Checkpoints) == 0 {
-			return nil, errorf(http.StatusServiceUnavailable, "checkpoint_pending", "the first checkpoint of the filter is being published; ask again in a second")
-		}
-		last := l.Checkpoints[len(l.Checkpoints)-1]
-		body, _ := json.Marshal(map[string]any{
-			"generation": l.Generation, "checkpoint": last.N, "cursor": last.Cursor,
-			"oldest": l.Checkpoints[0].N, "published": time.UnixMilli(last.Time).UTC().Format(time.RFC3339Nano),
-			"interval": checkpointSeconds(),
-		})
-		h := http.Header{}
-		h.Set("Content-Type", "application/json")
-		h.Set("Cache-Control", "private, max-age="+strconv.Itoa(maxAge))
-		return &cachedAnswer{header: h, body: body}, nil
+		a.write(w, r, hit)
+		return nil
 	})
-	if err != nil {
-		return err
-	}
-	a.write(w, r, hit)
-	return nil
 }
 
 // checkpointDelta answers the delta from checkpoint a to checkpoint b of
 // generation g: what GET /changes?since=(a's cursor) answers when the
 // shards are at b's cursor, byte for byte.
 func (s *Server) checkpointDelta(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, a, b uint64) error {
-	ans, hit, err := s.deltaBetween(ctx, r, name, g, a, b)
+	ans, hit, err := s.deltaBetween(ctx, name, g, a, b)
 	if err != nil {
 		return err
 	}
@@ -210,15 +231,15 @@ func (s *Server) checkpointDelta(ctx context.Context, w http.ResponseWriter, r *
 	return nil
 }
 
-func (s *Server) deltaBetween(ctx context.Context, r *http.Request, name string, g, a, b uint64) (*cachedAnswer, bool, error) {
-	key := cacheKey(r, name, fmt.Sprintf("%d/%d/delta?from=%d", g, b, a))
+func (s *Server) deltaBetween(ctx context.Context, name string, g, a, b uint64) (*cachedAnswer, bool, error) {
+	key := cacheKey(name, g, fmt.Sprintf("%d/delta?from=%d", b, a))
 	return cached(ctx, key, immutableSeconds, func() (*cachedAnswer, error) {
 		var body []byte
 		var err error
 		if b == a+1 {
 			body, err = s.consecutiveDelta(ctx, name, g, a, b)
 		} else {
-			body, err = s.mergedDelta(ctx, r, name, g, a, b)
+			body, err = s.mergedDelta(ctx, name, g, a, b)
 		}
 		if err != nil {
 			return nil, err
@@ -242,7 +263,7 @@ func (s *Server) checkpointsOf(ctx context.Context, name string, g uint64, ns ..
 	err := s.withParams(ctx, name, func(q filterParams) error {
 		p, out = q, nil
 		if q.Generation != g {
-			return errorf(http.StatusGone, "checkpoint_gone", "generation %d of the filter is gone; read /checkpoints/latest again", g)
+			return generationGone(g)
 		}
 		l, err := s.checkpoints(ctx, name, q, false)
 		if err != nil {
@@ -333,11 +354,11 @@ func assembleDelta(p filterParams, parts [][]byte) []byte {
 // or the shards once) into the one delta from a to b: the objects pay for
 // each consecutive delta once, however many readers ask for however many
 // spans.
-func (s *Server) mergedDelta(ctx context.Context, r *http.Request, name string, g, a, b uint64) ([]byte, error) {
+func (s *Server) mergedDelta(ctx context.Context, name string, g, a, b uint64) ([]byte, error) {
 	var merged *snapshot.Delta
 	byShard := map[uint32]int{}
 	for n := a; n < b; n++ {
-		ans, _, err := s.deltaBetween(ctx, r, name, g, n, n+1)
+		ans, _, err := s.deltaBetween(ctx, name, g, n, n+1)
 		if err != nil {
 			return nil, err
 		}
@@ -377,17 +398,22 @@ func (s *Server) mergedDelta(ctx context.Context, r *http.Request, name string, 
 // change up to checkpoint b, with b's cursor: a copy that loads it syncs
 // on from b. It is kept in the edge cache for a checkpoint interval, so a
 // crowd of new readers costs the shards one snapshot a colo an interval.
+// It streams to the client (the front never holds a whole shard), and a
+// copy is put in the cache only once every shard's record came whole with
+// its checksum right (cacheTee): a snapshot cut short is sent short, and
+// kept nowhere. Where the cache keeps nothing, the shards are still read
+// once for the answer.
 func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, b uint64) error {
-	key := cacheKey(r, name, fmt.Sprintf("%d/%d/snapshot", g, b))
+	key := cacheKey(name, g, fmt.Sprintf("%d/snapshot", b))
 	var res *http.Response
 	match := func() bool {
 		res = cacheMatchStream(ctx, key)
 		return res != nil
 	}
-	if match() || !claim(key) && await(ctx, key, match) {
+	if match() || !beingMade.start(key) && await(ctx, key, match) {
 		return writeCachedStream(w, res, "hit")
 	}
-	defer release(key)
+	defer beingMade.done(key)
 	p, cs, err := s.checkpointsOf(ctx, name, g, b)
 	if err != nil {
 		return err
@@ -396,44 +422,15 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 	if err != nil {
 		return err
 	}
-	h := http.Header{}
+	h := w.Header()
 	h.Set("X-Edgebloom-Cursor", cs[0].Text())
 	h.Set("X-Edgebloom-Checkpoint", strconv.FormatUint(b, 10))
 	h.Set("Cache-Control", "private, max-age="+strconv.Itoa(snapshotSeconds()))
-	// The snapshot streams into the cache and from there to the client:
-	// the front never holds a whole shard.
-	pr, pw := io.Pipe()
-	sw := &pipeResponse{header: h.Clone(), w: pw, ready: make(chan struct{})}
-	go func() {
-		err := s.writeSnapshot(ctx, sw, name, p, first)
-		sw.WriteHeader(http.StatusOK)
-		pw.CloseWithError(err)
-	}()
-	stored := h.Clone()
-	stored.Set("Cache-Control", "public, max-age="+strconv.Itoa(snapshotSeconds()))
-	<-sw.ready
-	for k, v := range sw.header {
-		if _, ok := stored[k]; !ok {
-			stored[k] = v
-		}
-	}
-	length, _ := strconv.ParseInt(sw.header.Get("Content-Length"), 10, 64)
-	if err := cachePutStream(key, stored, pr, length); err == nil {
-		if res := cacheMatchStream(ctx, key); res != nil {
-			return writeCachedStream(w, res, "miss")
-		}
-	}
-	// The cache did not take it (no cache here, or the write failed):
-	// stream a fresh one to the client.
-	pr.CloseWithError(io.ErrClosedPipe)
-	first, err = s.shardSnapshot(ctx, name, p, 0)
-	if err != nil {
-		return err
-	}
-	for k, v := range h {
-		w.Header()[k] = v
-	}
-	return s.writeSnapshot(ctx, w, name, p, first)
+	h.Set("X-Edgebloom-Cache", "miss")
+	tee := &cacheTee{ResponseWriter: w, ctx: ctx, key: key, maxAge: snapshotSeconds()}
+	whole := s.streamSnapshot(ctx, tee, name, p, first)
+	tee.end(whole)
+	return nil
 }
 
 // snapshotSeconds is how long a snapshot of a checkpoint is kept: it stays

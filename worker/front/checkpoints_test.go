@@ -4,11 +4,19 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 // TestCheckpointDeltas: the delta between two checkpoints, consecutive or
@@ -108,5 +116,87 @@ func TestCheckpointDeltas(t *testing.T) {
 	status, snap, h := c.do("GET", fmt.Sprintf("/v1/filters/ck/checkpoints/%d/%d/snapshot", c3.Generation, c3.Checkpoint), "")
 	if status != 200 || h.Get("X-Edgebloom-Cursor") != c3.Cursor || len(snap) == 0 {
 		t.Fatalf("snapshot: %d %v", status, h)
+	}
+}
+
+// faultyObjects passes requests on to Objects, and spoils the snapshot body
+// of the shard named spoil, as a shard that fails or lies part way would.
+type faultyObjects struct {
+	Objects
+	mu    sync.Mutex
+	spoil string
+	how   func([]byte) []byte
+}
+
+func (f *faultyObjects) Fetch(ctx context.Context, object, method, path string, header http.Header, body []byte) (*http.Response, error) {
+	res, err := f.Objects.Fetch(ctx, object, method, path, header, body)
+	f.mu.Lock()
+	spoil, how := f.spoil, f.how
+	f.mu.Unlock()
+	if err != nil || object != spoil || path != "/snapshot" || res.StatusCode != 200 {
+		return res, err
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	res.Body = io.NopCloser(bytes.NewReader(how(b)))
+	return res, nil
+}
+
+// TestCheckpointSnapshotKeptOnlyWhole: a checkpoint snapshot whose shard
+// sends a record short, long or with a byte changed is sent short of its
+// length and kept nowhere: the next read makes it again from the shards,
+// whole, and the one after reads that from the cache.
+func TestCheckpointSnapshotKeptOnlyWhole(t *testing.T) {
+	t.Setenv("EDGEBLOOM_CHECKPOINT_SECONDS", "1")
+	for _, tt := range []struct {
+		name string
+		how  func([]byte) []byte
+	}{
+		{"short", func(b []byte) []byte { return b[:len(b)-100] }},
+		{"long", func(b []byte) []byte { return append(b, 0) }},
+		{"changed", func(b []byte) []byte { b[len(b)/2] ^= 0x10; return b }},
+		{"checksum", func(b []byte) []byte { b[len(b)-1] ^= 1; return b }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			objs := &faultyObjects{Objects: newMemoryObjects()}
+			srv := httptest.NewServer(&Server{Token: func() string { return testToken }, Objects: objs})
+			t.Cleanup(srv.Close)
+			c := &client{t, srv.URL}
+			name := "whole-" + tt.name
+			c.json("PUT", "/v1/filters/"+name, map[string]any{"capacity": 10000, "errorRate": 0.01, "shards": 2}, 201)
+			c.json("POST", "/v1/filters/"+name+"/add", map[string]any{"keys": []string{"a", "b", "c"}}, 200)
+			var latest struct {
+				Generation, Checkpoint uint64
+			}
+			for deadline := time.Now().Add(10 * time.Second); latest.Checkpoint == 0; time.Sleep(50 * time.Millisecond) {
+				status, body, _ := c.do("GET", "/v1/filters/"+name+"/checkpoints/latest", "")
+				if status == 200 {
+					json.Unmarshal(body, &latest)
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("no checkpoint within 10 s")
+				}
+			}
+			path := fmt.Sprintf("/v1/filters/%s/checkpoints/%d/%d/snapshot", name, latest.Generation, latest.Checkpoint)
+			objs.mu.Lock()
+			objs.spoil, objs.how = "shard:"+name+":1", tt.how
+			objs.mu.Unlock()
+			status, body, h := c.do("GET", path, "")
+			if n, _ := strconv.Atoi(h.Get("Content-Length")); status != 200 || len(body) >= n {
+				t.Fatalf("spoiled: %d, %d bytes of %s; want 200 and fewer bytes than its length", status, len(body), h.Get("Content-Length"))
+			}
+			objs.mu.Lock()
+			objs.spoil = ""
+			objs.mu.Unlock()
+			for _, want := range []string{"miss", "hit"} {
+				status, body, h = c.do("GET", path, "")
+				if n, _ := strconv.Atoi(h.Get("Content-Length")); status != 200 || len(body) != n || h.Get("X-Edgebloom-Cache") != want {
+					t.Fatalf("then: %d, %d bytes of %s, %s; want 200, whole, %s", status, len(body), h.Get("Content-Length"), h.Get("X-Edgebloom-Cache"), want)
+				}
+				if _, err := snapshot.Load(body, maxShardBits); err != nil {
+					t.Fatalf("then (%s): %v", want, err)
+				}
+			}
+		})
 	}
 }

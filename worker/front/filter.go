@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
 )
@@ -33,11 +34,12 @@ func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	// Answered only once every shard of a deleted generation of the name
 	// refuses it (metaCall): no late request of an older filter is
 	// acknowledged after this one is.
+	read := time.Now()
 	status, got, _, err := s.metaCall(ctx, name, "PUT", body)
 	if err != nil {
 		return err
 	}
-	s.remember(name, &got)
+	s.remember(name, got, read)
 	return describe(w, status, name, got)
 }
 
@@ -80,20 +82,27 @@ func describe(w http.ResponseWriter, status int, name string, p filterParams) er
 }
 
 func (s *Server) remove(ctx context.Context, w http.ResponseWriter, name string) error {
-	s.remember(name, nil)
+	s.forget(name, 0)
 	// Meta forgets the parameters and answers them with the clean-up,
 	// which metaCall does: each shard of this generation (and of any
 	// deleted one whose clean-up is not known to be done) is told, so that
 	// it refuses every later request of it. A DELETE that failed part way
 	// and is sent again finds no filter but the clean-up, finishes it and
 	// answers 204.
-	status, _, done, err := s.metaCall(ctx, name, "DELETE", nil)
+	status, gone, done, err := s.metaCall(ctx, name, "DELETE", nil)
 	if err != nil {
 		return err
 	}
 	if status == http.StatusNotFound && done == nil {
 		return errorf(http.StatusNotFound, "not_found", "no filter named %q", name)
 	}
+	// No read of meta begun before it brings the deleted generation back
+	// into this front's cache, nor its cached answers (checkpoint_cache.go).
+	deleted := gone.Generation
+	if done != nil {
+		deleted = max(deleted, done.Generation)
+	}
+	s.forget(name, deleted)
 	w.WriteHeader(http.StatusNoContent)
 	return nil
 }

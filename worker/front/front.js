@@ -219,10 +219,13 @@ class Exchange {
     this.readers = new Map();
     this.nextReader = 0;
     this.writer = null;
+    this.puts = new Map();
+    this.nextPut = 0;
     this.post = (...msg) => {
       if (this.done) {
         // Nothing will take it: Go must not wait for it.
-        if (['fetch', 'match', 'read', 'write'].includes(msg[0])) this.settle(msg[1], false, 'the request has ended');
+        if (['fetch', 'match', 'put', 'putWrite', 'putEnd', 'read', 'write'].includes(msg[0]))
+          this.settle(msg[1], false, 'the request has ended');
         return;
       }
       this.queue.push(msg);
@@ -264,6 +267,8 @@ class Exchange {
     this.done = true;
     for (const reader of this.readers.values()) reader.cancel().catch(noop);
     this.readers.clear();
+    // An entry of the cache not ended is not whole: it is dropped.
+    this.puts.clear();
     this.queue.length = 0;
     this.writer = this.response = null;
     this.resolve = this.reject = noop;
@@ -312,6 +317,15 @@ class Exchange {
         case 'match':
           this.match(...args);
           break;
+        case 'put':
+          this.put(...args);
+          break;
+        case 'putWrite':
+          this.putWrite(...args);
+          break;
+        case 'putEnd':
+          this.putEnd(...args);
+          break;
         case 'read':
           this.read(...args);
           break;
@@ -342,6 +356,58 @@ class Exchange {
       const res = await globalThis.caches.default.match(key);
       if (res === undefined) this.settle(id, true, 0);
       else await this.answer(id, res);
+    } catch (err) {
+      this.settle(id, false, message(err));
+    }
+  }
+
+  // put keeps an answer in the colo's edge cache for Go (putCache and
+  // startCachePut in front/bridge_js.go): body, all of it, or, when body is
+  // null, an entry of length bytes that Go writes (putWrite) as it streams
+  // the answer to its client, and ends (putEnd). Such an entry reaches the
+  // cache only once Go ends it whole: a cache may keep the part of a body
+  // it was given before the put failed (Miniflare's does), so none is
+  // given before then.
+  async put(id, key, headers, length, body) {
+    if (body === null) {
+      const handle = ++this.nextPut;
+      this.puts.set(handle, { key, headers, length, chunks: [], size: 0 });
+      return this.settle(id, true, handle);
+    }
+    try {
+      await globalThis.caches.default.put(key, new Response(body, { headers: parseHeaders(headers) }));
+      this.settle(id, true);
+    } catch (err) {
+      this.settle(id, false, message(err));
+    }
+  }
+
+  putWrite(id, handle, chunk) {
+    const put = this.puts.get(handle);
+    if (put === undefined) return this.settle(id, false, 'a write to a cache entry that has ended');
+    if (put.size + chunk.byteLength > put.length) {
+      this.puts.delete(handle);
+      return this.settle(id, false, `a cache entry of ${put.length} bytes was given more`);
+    }
+    put.chunks.push(chunk);
+    put.size += chunk.byteLength;
+    this.settle(id, true);
+  }
+
+  // putEnd ends an entry: whole, it is put and settled once the cache has
+  // it; else it is dropped.
+  async putEnd(id, handle, whole) {
+    const put = this.puts.get(handle);
+    this.puts.delete(handle);
+    try {
+      if (put === undefined) throw new Error('the end of a cache entry that has ended');
+      if (whole) {
+        if (put.size !== put.length) throw new Error(`a cache entry of ${put.length} bytes ended at ${put.size}`);
+        const body = new Blob(put.chunks);
+        put.chunks = null;
+        await globalThis.caches.default.put(put.key, new Response(body, { headers: parseHeaders(put.headers) }));
+      }
+      this.settle(id, true);
     } catch (err) {
       this.settle(id, false, message(err));
     }

@@ -57,15 +57,16 @@ type Server struct {
 	TestHooks func() bool
 
 	// metas caches each filter's parameters as the meta object last gave
-	// them. One Go instance serves many requests (worker.mjs keeps it per
-	// isolate), so most requests skip reading meta. A cached generation
+	// them (meta.go). One Go instance serves many requests
+	// (front.js keeps it per isolate), so most requests skip reading meta.
+	// A cached generation
 	// that is no longer current costs one retry, never data: a shard
 	// refuses a request of a generation older than its own or deleted
 	// there (409 stale_generation; every shard of a deleted generation is
 	// told before a PUT of the name is answered, see metaCall), and
 	// withParams then reads meta again and runs the request once more.
 	metaMu sync.Mutex
-	metas  map[string]filterParams
+	metas  map[string]cachedMeta
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

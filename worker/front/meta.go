@@ -2,9 +2,12 @@
 // (Server.metas), because one kept Go instance serves many requests and
 // most of them need only the parameters it read before. A cache can be
 // stale; generations that only move forward make a stale entry cost one
-// retry (withParams), never data. Reading meta is also where a deleted
-// generation's clean-up is finished (metaCall, cleanUp): the protocol is in
-// objects.go.
+// retry (withParams), never data. The answers the edge cache keeps are
+// served only while the cached generation is theirs (checkpoint_cache.go),
+// and for that an entry is trusted only for metaMaxAge after the read that
+// gave it began, so a front serves none of a deleted generation later than
+// that after the DELETE. Reading meta is also where a deleted generation's clean-up is
+// finished (metaCall, cleanUp): the protocol is in objects.go.
 
 package main
 
@@ -14,32 +17,54 @@ import (
 	"errors"
 	"io"
 	"log"
+	"math"
 	"net/http"
+	"time"
 )
 
 // maxCachedMetas bounds the meta cache; when full it starts over.
 const maxCachedMetas = 4096
 
+// metaMaxAge is how long a front trusts a filter's cached parameters
+// before it serves an answer of the edge cache: the lifetime of "latest"
+// there, so a DELETE is seen by every front at most as late as a new
+// checkpoint is. The other endpoints trust them at any age (anyAge): a
+// shard refuses a stale generation, and the front reads meta again.
+const (
+	metaMaxAge = maxLatestSeconds * time.Second
+	anyAge     = time.Duration(math.MaxInt64)
+)
+
+// A cachedMeta is what a front knows of a filter's name: its parameters,
+// when the read that gave them began, and the newest generation deleted
+// through this front, which no read begun before the DELETE brings back.
+type cachedMeta struct {
+	params  filterParams
+	known   bool // params holds parameters
+	read    time.Time
+	deleted uint64
+}
+
 // params returns the parameters of an existing filter, or 404: from the
-// cache, or from the meta object when fresh is set or nothing is cached.
-func (s *Server) params(ctx context.Context, name string, fresh bool) (filterParams, error) {
-	if !fresh {
-		s.metaMu.Lock()
-		p, ok := s.metas[name]
-		s.metaMu.Unlock()
-		if ok {
-			return p, nil
-		}
+// cache when they were read less than maxAge ago, else from the meta
+// object (maxAge 0: always).
+func (s *Server) params(ctx context.Context, name string, maxAge time.Duration) (filterParams, error) {
+	s.metaMu.Lock()
+	e := s.metas[name]
+	s.metaMu.Unlock()
+	if e.known && time.Since(e.read) < maxAge {
+		return e.params, nil
 	}
+	read := time.Now()
 	status, p, _, err := s.metaCall(ctx, name, "GET", nil)
 	if err != nil {
 		return p, err
 	}
 	if status == http.StatusNotFound {
-		s.remember(name, nil)
+		s.forget(name, 0)
 		return p, errorf(http.StatusNotFound, "not_found", "no filter named %q", name)
 	}
-	s.remember(name, &p)
+	s.remember(name, p, read)
 	return p, nil
 }
 
@@ -106,23 +131,46 @@ func (s *Server) cleanUp(ctx context.Context, name string, c cleanup) error {
 	return nil
 }
 
-// remember caches p as the parameters of name, or forgets name when p is
-// nil. A generation never moves back: an answer older than what is cached
-// (two requests that read meta across a PUT) does not replace it.
-func (s *Server) remember(name string, p *filterParams) {
+// remember caches p as the parameters of name, read by a meta read begun
+// at read. A generation never moves back: an answer older than what is
+// cached (two requests that read meta across a PUT), or of a generation
+// deleted through this front, does not replace it.
+func (s *Server) remember(name string, p filterParams, read time.Time) {
 	s.metaMu.Lock()
 	defer s.metaMu.Unlock()
-	if p == nil {
+	e := s.metas[name]
+	switch {
+	case p.Generation <= e.deleted && e.deleted != 0:
+		return
+	case e.known && e.params.Generation > p.Generation:
+		return
+	case e.known && e.params.Generation == p.Generation && e.read.After(read):
+		return
+	}
+	e.params, e.known, e.read = p, true, read
+	s.store(name, e)
+}
+
+// forget drops the cached parameters of name; deleted, when not 0, is a
+// generation of it this front deleted.
+func (s *Server) forget(name string, deleted uint64) {
+	s.metaMu.Lock()
+	defer s.metaMu.Unlock()
+	e := s.metas[name]
+	e.params, e.known = filterParams{}, false
+	e.deleted = max(e.deleted, deleted)
+	if e.deleted == 0 {
 		delete(s.metas, name)
 		return
 	}
-	if have, ok := s.metas[name]; ok && have.Generation > p.Generation {
-		return
+	s.store(name, e)
+}
+
+func (s *Server) store(name string, e cachedMeta) {
+	if _, ok := s.metas[name]; !ok && (s.metas == nil || len(s.metas) >= maxCachedMetas) {
+		s.metas = make(map[string]cachedMeta)
 	}
-	if s.metas == nil || len(s.metas) >= maxCachedMetas {
-		s.metas = make(map[string]filterParams)
-	}
-	s.metas[name] = *p
+	s.metas[name] = e
 }
 
 // staleGeneration is the code a shard refuses a request with when the
@@ -140,15 +188,20 @@ func isStale(err error) bool {
 // it reads the parameters from the meta object and runs op once more. op
 // must not have written the response when it fails.
 func (s *Server) withParams(ctx context.Context, name string, op func(p filterParams) error) error {
-	p, err := s.params(ctx, name, false)
+	return s.withParamsWithin(ctx, name, anyAge, op)
+}
+
+// withParamsWithin is withParams with parameters read less than maxAge ago.
+func (s *Server) withParamsWithin(ctx context.Context, name string, maxAge time.Duration, op func(p filterParams) error) error {
+	p, err := s.params(ctx, name, maxAge)
 	if err != nil {
 		return err
 	}
 	if err = op(p); !isStale(err) {
 		return err
 	}
-	s.remember(name, nil)
-	if p, err = s.params(ctx, name, true); err != nil {
+	s.forget(name, 0)
+	if p, err = s.params(ctx, name, 0); err != nil {
 		return err
 	}
 	return op(p)

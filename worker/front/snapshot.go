@@ -9,12 +9,14 @@ package main
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
@@ -47,27 +49,43 @@ func (s *Server) shardSnapshot(ctx context.Context, name string, p filterParams,
 
 // copyShard streams a shard's snapshot to w: exactly encodedSize(p) bytes,
 // so the front never holds a shard (up to maxShardBits/8 bytes) in memory.
-// A shard that sends another length is an error; the bytes sent by then
-// make the response shorter than its Content-Length, a visible failure.
+// A shard that sends another length, or a record whose checksum (XXH64 of
+// all but its last 8 bytes, docs/format.md) is not right, is an error: the
+// checksum's 8 bytes are written only once they match, so the response is
+// then shorter than its Content-Length, a visible failure.
 func copyShard(w io.Writer, body io.ReadCloser, p filterParams, sh int) error {
 	defer body.Close()
-	want := int64(encodedSize(p))
+	want := int64(encodedSize(p)) - checksumBytes
 	cw := &clientWriter{w: w}
-	n, err := io.Copy(cw, io.LimitReader(body, want))
+	sum := xxhash.New()
+	n, err := io.Copy(io.MultiWriter(sum, cw), io.LimitReader(body, want))
+	var stored [checksumBytes]byte
+	if err == nil && n == want {
+		_, err = io.ReadFull(body, stored[:])
+	}
 	switch {
 	case cw.err != nil:
 		return internalError(499, "client_gone", fmt.Sprintf("the client stopped reading in shard %d's snapshot", sh), cw.err)
 	case err == nil && n < want:
 		err = fmt.Errorf("the body ended after %d bytes", n)
-	case err == nil:
+	case err != nil:
+	case binary.LittleEndian.Uint64(stored[:]) != sum.Sum64():
+		return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's snapshot fails its checksum", sh), nil)
+	default:
 		var extra [1]byte
 		if m, _ := body.Read(extra[:]); m == 0 {
+			if _, err := cw.Write(stored[:]); err != nil {
+				return internalError(499, "client_gone", fmt.Sprintf("the client stopped reading in shard %d's snapshot", sh), err)
+			}
 			return nil
 		}
 		err = errors.New("the body goes on after them")
 	}
-	return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's snapshot is not %d bytes", sh, want), err)
+	return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's snapshot is not %d bytes", sh, want+checksumBytes), err)
 }
+
+// checksumBytes is the length of a filter record's checksum, its last bytes.
+const checksumBytes = 8
 
 // clientWriter keeps the first error of writing to the client, so that a
 // snapshot cut short is logged as the client's doing or a shard's.
@@ -113,6 +131,13 @@ func (s *Server) snapshot(ctx context.Context, w http.ResponseWriter, name strin
 
 // writeSnapshot streams the snapshot whose shard 0 is first.
 func (s *Server) writeSnapshot(ctx context.Context, w http.ResponseWriter, name string, p filterParams, first io.ReadCloser) error {
+	s.streamSnapshot(ctx, w, name, p, first)
+	return nil
+}
+
+// streamSnapshot streams the snapshot whose shard 0 is first, and reports
+// whether all of it was sent, every shard's record whole and checked.
+func (s *Server) streamSnapshot(ctx context.Context, w http.ResponseWriter, name string, p filterParams, first io.ReadCloser) bool {
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", `attachment; filename="`+name+`.ebloom"`)
@@ -122,8 +147,9 @@ func (s *Server) writeSnapshot(ctx context.Context, w http.ResponseWriter, name 
 		w.WriteHeader(http.StatusOK)
 		if err := copyShard(w, first, p, 0); err != nil {
 			streamFailed(ctx, name, 0, err)
+			return false
 		}
-		return nil
+		return true
 	}
 	lengths := make([]uint64, p.Shards)
 	total := uint64(snapshot.HeaderSize(p.Shards))
@@ -134,7 +160,10 @@ func (s *Server) writeSnapshot(ctx context.Context, w http.ResponseWriter, name 
 	h.Set("X-Edgebloom-Format", "sharded")
 	h.Set("Content-Length", strconv.FormatUint(total, 10))
 	w.WriteHeader(http.StatusOK)
-	w.Write(snapshot.AppendHeader(nil, lengths))
+	if _, err := w.Write(snapshot.AppendHeader(nil, lengths)); err != nil {
+		first.Close()
+		return false
+	}
 	// The status is sent: a shard that fails ends the body short, which
 	// the length header makes a visible failure for the client, and the
 	// log says why.
@@ -149,8 +178,8 @@ func (s *Server) writeSnapshot(ctx context.Context, w http.ResponseWriter, name 
 		}
 		if err != nil {
 			streamFailed(ctx, name, sh, err)
-			return nil
+			return false
 		}
 	}
-	return nil
+	return true
 }

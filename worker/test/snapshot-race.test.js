@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildWorker, startWorker, TOKEN } from '../../testkit/worker.js';
+import { buildWorker, readToEnd, startWorker, TOKEN } from '../../testkit/worker.js';
 
 let dir;
 let w;
@@ -47,27 +47,7 @@ async function openSnapshot(name) {
   return {
     async release() {
       assert.equal((await w.hook(object, '/_test/release', {})).status, 204);
-      const res = await response;
-      const length = Number(res.headers.get('Content-Length'));
-      const parts = [];
-      let error = null;
-      try {
-        const reader = res.body.getReader();
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) break;
-          parts.push(value);
-        }
-      } catch (err) {
-        error = err;
-      }
-      const bytes = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
-      let at = 0;
-      for (const p of parts) {
-        bytes.set(p, at);
-        at += p.length;
-      }
-      return { status: res.status, bytes, length, error };
+      return readToEnd(await response);
     },
   };
 }
