@@ -107,6 +107,17 @@ test("worker/README.md's checkpoint interval is the front's", () => {
   assert.match(worker, new RegExp(`interval plus ${goConst(checkpoints, 'maxLatestSeconds')}\\s+seconds behind`));
 });
 
+test("worker/DESIGN.md's edge-cache figures are the front's", () => {
+  const design = read('worker/DESIGN.md').replace(/\s+/g, ' ');
+  const maxSnapshot = goConst(read('worker/front/checkpoint_cache.go'), 'maxCachedSnapshot');
+  assert.match(design, new RegExp(`Snapshots over ${maxSnapshot / 2 ** 20} MiB are not cached`));
+  assert.match(read('worker/front/meta.go'), /metaMaxAge = maxLatestSeconds \* time.Second/);
+  const seconds = goConst(read('worker/front/checkpoints.go'), 'maxLatestSeconds');
+  assert.match(design, new RegExp(`every other front stops within ${seconds} s`));
+  assert.match(design, new RegExp(`at most ${seconds} s \\(\`metaMaxAge\`\\)`));
+  assert.match(design, new RegExp(`keeps the last ${goConst(front, 'keptCheckpoints')} checkpoints`));
+});
+
 // Codes only the front and its shards speak between themselves, or that no
 // client receives (client_gone is logged for a client that went away).
 const internalCodes = new Set(['bad_meta_request', 'bad_shard_request', 'changes_gone', 'client_gone']);
