@@ -34,6 +34,8 @@
 #              package, the Go ones as modules of their own
 #   example NAME  install the package packed from this checkout into
 #              examples/NAME (an npm one) and run its npm start
+#   release-check  what a release runs, checked (RELEASING.md): actionlint,
+#              goreleaser check and a snapshot release, RELEASING.md's commands
 #
 # Each target is a program of tools/ (each with its tests in tools/test/):
 # deps.mjs installs, wasm.mjs builds, glue.mjs patches Go's glue, and
@@ -52,7 +54,7 @@ demo)
 	exec node web-demo/serve.js
 	;;
 test | test-go | lint | lint-go | test-module | test-redis | test-colly | test-parquet | test-modules | \
-	test-js | test-e2e | test-ecosystem | test-worker | test-docs | test-examples | example)
+	test-js | test-e2e | test-ecosystem | test-worker | test-docs | test-examples | example | release-check)
 	exec node tools/suites.mjs "$@"
 	;;
 *)

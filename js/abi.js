@@ -7,7 +7,7 @@
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-export const VERSION = 4;
+export const VERSION = 5;
 
 // MaxBits bounds every filter the engine makes or loads: 2^32 bits is a
 // 512 MiB bitset, an eighth of the 4 GiB that wasm32 can address.
@@ -71,6 +71,7 @@ export const OP_DIGEST = 41; // hash a key of h in pieces: start (a 0), scratch[
 export const OP_OPTIMAL_BLOCKS = 42; // the blocks of a split-block filter for capacity x at rate y (bloom.OptimalBlocks), as float64 at scratch[0:8]
 export const OP_BLOCKED_FPR = 43; // the expected rate of a split-block filter of x blocks after y keys (bloom.EstimateBlockedFPR), as float64 at scratch[0:8]
 export const OP_GROWTH = 44; // the bytes the new layers of scalable h take if it gets x new keys, or the first sum past y, as float64 at scratch[0:8]
+export const OP_RELEASE = 45; // write the engine's release version (version.txt) at scratch[0:]; returns its length
 
 // Statistics written by OpStats (all) and OpParams (those that take
 // constant time, the others 0), as float64 in this order.

@@ -10,3 +10,4 @@ export { BlockedBloomFilter, optimalBlocks, estimateBlockedFPR } from './blocked
 export { ShardedBloomFilter, fromBytes } from './sharded.js';
 export { canonicalURL } from './canonical.js';
 export { applyDelta } from './delta.js';
+export { version } from './version.js';

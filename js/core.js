@@ -15,7 +15,16 @@
 import { makeGo } from './wasm_exec.js';
 import { toModule } from './load.js';
 import { codedError } from './errors.js';
-import { VERSION as ABI_VERSION, OP_SCRATCH, OP_ERROR_PTR, OP_ERROR_LEN, OP_FREE, ERROR_CODES } from './abi.js';
+import {
+  VERSION as ABI_VERSION,
+  OP_SCRATCH,
+  OP_ERROR_PTR,
+  OP_ERROR_LEN,
+  OP_FREE,
+  OP_RELEASE,
+  ERROR_CODES,
+} from './abi.js';
+import { version as RELEASE } from './version.js';
 import { options, positiveInteger } from './args.js';
 
 /** The memory budget of the engine unless init() sets another: 64 MiB, half a Workers isolate. */
@@ -177,6 +186,17 @@ async function instantiate(source, defaultSource, extraGlobals, settings) {
     used: 0, // bytes of the live filters this module made or loaded
   };
   scratch(e, 64 * 1024);
+  // An engine of another release may size, hash or check differently from
+  // this module's JavaScript (sizing.js is Go's rules, translated) even
+  // where the interface is the same: refuse it, as the interface check does.
+  const release = decoder.decode(mem(e).slice(e.scratch, e.scratch + call(e, OP_RELEASE)));
+  if (release !== RELEASE) {
+    throw codedError(
+      Error,
+      'ERR_VERSION',
+      `edgebloom: this edgebloom.wasm is the engine of release ${release} and this module is release ${RELEASE}: load the edgebloom.wasm shipped with this version of the module`,
+    );
+  }
   return e;
 }
 

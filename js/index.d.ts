@@ -97,6 +97,12 @@ export const MAX_BITS: number;
 /** The memory budget init() gives the engine unless told otherwise: 64 MiB (see InitOptions). */
 export const DEFAULT_MEMORY_LIMIT: number;
 
+/**
+ * The version of this release of edgebloom, as package.json gives it ("0.1.0"), readable before init().
+ * init() refuses an edgebloom.wasm of another release with an Error whose code is ERR_VERSION.
+ */
+export const version: string;
+
 /** The most generations of a WindowBloomFilter: 4096, as Go's bloom.MaxGenerations. */
 export const MAX_GENERATIONS: number;
 

@@ -1,6 +1,6 @@
 // Package modtest builds every published module of the repository as a
 // consumer would once it is released: outside the workspace (GOWORK=off),
-// through "go get" and "go install" of version v0.1.0 from a module proxy
+// through "go get" and "go install" of version.txt's version from a module proxy
 // (GOPROXY=file://...) that this test writes from the checkout: the files
 // git tracks (and new ones it does not ignore) of each module directory,
 // without its nested modules, zipped as a proxy serves them. Third-party
@@ -27,10 +27,17 @@ import (
 	"testing"
 )
 
-const (
-	root    = "github.com/edgebloom/edgebloom"
-	version = "v0.1.0"
-)
+const root = "github.com/edgebloom/edgebloom"
+
+// version is the version the modules are published at: version.txt's
+// (RELEASING.md), which their go.mod files require of each other.
+var version = func() string {
+	b, err := os.ReadFile("../version.txt")
+	if err != nil {
+		panic(err)
+	}
+	return "v" + strings.TrimSpace(string(b))
+}()
 
 // The published modules: directory in the repository, and a package of it
 // that a consumer imports (or, for a command, installs).
@@ -243,6 +250,9 @@ func TestPublishedModulesBuildOutsideTheWorkspace(t *testing.T) {
 			bin := filepath.Join(home, "bin", path.Base(m.pkg))
 			if out := run(t, ".", env, bin, "help"); !strings.Contains(out, "build") {
 				t.Errorf("%s help: %q", bin, out)
+			}
+			if out, want := run(t, ".", env, bin, "version"), "edgebloom "+strings.TrimPrefix(version, "v")+"\n"; out != want {
+				t.Errorf("%s version: %q; want %q", bin, out, want)
 			}
 		}
 	}

@@ -390,6 +390,14 @@ export const targets = {
     await testModule(io, 'worker');
     await testWorkerJs(io);
   }),
+  // What a release runs (RELEASING.md), which npm test leaves out: the
+  // first run builds GoReleaser from the module proxy, a large build
+  // (tools/release/go.mod). .ci/run runs it after npm test.
+  'release-check': async (io) => {
+    ensureNodeModules();
+    log(io, 'release checks (tools/release)');
+    await nodeTest(io, 'tools/release/');
+  },
   'test-examples': async (io) => {
     ensureNodeModules();
     ensureSystemPackages();

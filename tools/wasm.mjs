@@ -23,6 +23,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureNodeModules, main, StepError } from './deps.mjs';
 import { wrapModule, writeAtomic } from './glue.mjs';
+import { sync } from './release.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -101,11 +102,15 @@ export function overBudget(size, limit = budget) {
 }
 
 /**
- * build builds js/edgebloom.wasm and js/wasm_exec.js (the glue from the
+ * build writes version.txt's copies that are stale, then builds
+ * js/edgebloom.wasm and js/wasm_exec.js (the glue from the
  * GOROOT that compiled the wasm, tools/glue.mjs), prints the engine's size
  * and sha256 and fails over the budget.
  */
 export function build() {
+  // version.txt's version into package.json and the engine's source first
+  // (tools/release.mjs): a no-op unless version.txt was edited by hand.
+  for (const file of sync()) console.log(`wrote ${file} (version.txt)`);
   log(`wasm (${goEnv('GOVERSION')}, GOEXPERIMENT=${goExperiment})`);
   const wasm = path.join(root, 'js/edgebloom.wasm');
   goWasm(path.join(root, 'wasm'), wasm);

@@ -30,6 +30,7 @@ import (
 	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/internal/budget"
 	"github.com/edgebloom/edgebloom/internal/engine"
+	"github.com/edgebloom/edgebloom/internal/release"
 )
 
 // maxBits bounds every filter made or loaded here (see abi.MaxBits).
@@ -215,6 +216,8 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 		return putFloat(float64(blocks))
 	case abi.OpBlockedFPR:
 		return putFloat(bloom.EstimateBlockedFPR(uint64(x), uint64(y)))
+	case abi.OpRelease:
+		return int32(copy(scratch, release.Version))
 	}
 	f := lookup(h)
 	if f == nil {

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/release"
 )
 
 const usage = `Usage: edgebloom <command> [flags] [arguments]
@@ -39,6 +40,7 @@ Commands:
   pull [--name N] URL FILE                write a filter in Redis to a file
   token --scope S --filter F --expires-in D
                                           a read or write token of the edge service
+  version                                 print edgebloom's version (also --version)
 
 check and add take --redis URL --name N to use a filter in Redis instead of
 a file (see package redisfilter).
@@ -94,6 +96,13 @@ func run(args []string, e *env) int {
 			return run([]string{args[1], "-h"}, e)
 		}
 		fmt.Fprint(e.stdout, usage)
+		return 0
+	case "version", "-version", "--version":
+		if len(args) > 1 {
+			fmt.Fprintf(e.stderr, "edgebloom: %s takes no arguments, got %q\n", name, args[1:])
+			return 2
+		}
+		fmt.Fprintf(e.stdout, "edgebloom %s\n", release.Version)
 		return 0
 	}
 	var c *command

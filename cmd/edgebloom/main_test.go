@@ -336,6 +336,29 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestVersion checks that the command prints the version of version.txt,
+// the one every copy is written from (tools/release.mjs), as
+// "edgebloom X.Y.Z", however it is asked.
+func TestVersion(t *testing.T) {
+	dir := t.TempDir()
+	v, err := os.ReadFile("../../version.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "edgebloom " + strings.TrimSpace(string(v)) + "\n"
+	for _, args := range [][]string{{"version"}, {"--version"}, {"-version"}} {
+		if r := expect(t, dir, "", 0, args...); r.stdout != want {
+			t.Errorf("edgebloom %q: stdout %q; want %q", args, r.stdout, want)
+		}
+	}
+	if r := expect(t, dir, "", 2, "version", "extra"); !strings.Contains(r.stderr, "version takes no arguments") {
+		t.Errorf("edgebloom version extra: stderr %q", r.stderr)
+	}
+	if r := expect(t, dir, "", 0, "help"); !strings.Contains(r.stdout, "\n  version ") {
+		t.Errorf("edgebloom help lists no version command:\n%s", r.stdout)
+	}
+}
+
 func TestCanonical(t *testing.T) {
 	dir := t.TempDir()
 	// Four spellings of one URL, one other URL, and a line that is no URL.

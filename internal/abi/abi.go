@@ -18,7 +18,7 @@ package abi
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-const Version = 4
+const Version = 5
 
 // MaxBits bounds every filter the engine makes or loads: 2^32 bits is a
 // 512 MiB bitset, an eighth of the 4 GiB that wasm32 can address.
@@ -87,6 +87,7 @@ const (
 	OpOptimalBlocks = 42 // the blocks of a split-block filter for capacity x at rate y (bloom.OptimalBlocks), as float64 at scratch[0:8]
 	OpBlockedFPR    = 43 // the expected rate of a split-block filter of x blocks after y keys (bloom.EstimateBlockedFPR), as float64 at scratch[0:8]
 	OpGrowth        = 44 // the bytes the new layers of scalable h take if it gets x new keys, or the first sum past y, as float64 at scratch[0:8]
+	OpRelease       = 45 // write the engine's release version (version.txt) at scratch[0:]; returns its length
 )
 
 // Statistics written by OpStats (all) and OpParams (those that take

@@ -1,5 +1,6 @@
 // Shared by the Node tests.
 
+import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 
 // crawlerURLs returns n distinct URL-like keys, the same on every call.
@@ -33,4 +34,15 @@ export function shardedContainer({ BloomFilter, ShardedBloomFilter }, shardCount
   const bytes = f.toBytes();
   f.free();
   return bytes;
+}
+
+// initAfterRefusal checks that an engine init() refused left the module
+// as it was, and that init() then starts the right one.
+export async function initAfterRefusal({ init, BloomFilter }) {
+  assert.throws(() => new BloomFilter({ capacity: 10, errorRate: 0.1 }), { code: 'ERR_NOT_INITIALIZED' });
+  await init();
+  const f = new BloomFilter({ capacity: 100, errorRate: 0.01 });
+  assert.equal(f.add('https://example.com/'), true);
+  assert.equal(f.has('https://example.com/'), true);
+  f.free();
 }

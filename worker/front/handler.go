@@ -17,6 +17,7 @@ import (
 	"sync"
 
 	"github.com/edgebloom/edgebloom/internal/abi"
+	edgebloom "github.com/edgebloom/edgebloom/internal/release"
 )
 
 // Limits of the HTTP API.
@@ -69,8 +70,13 @@ type Server struct {
 	metas  map[string]cachedMeta
 }
 
+// versionHeader names the header of every answer that gives the service's
+// version (version.txt); a page on an allowed origin can read it (cors.go).
+const versionHeader = "X-Edgebloom-Version"
+
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	served.Add(1)
+	w.Header().Set(versionHeader, edgebloom.Version)
 	id := newRequestID(r)
 	r = r.WithContext(context.WithValue(r.Context(), requestIDKey{}, id))
 	defer func() {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 
@@ -208,6 +209,42 @@ func TestNoTokenConfigured(t *testing.T) {
 		t.Errorf("got %d; want 500 when EDGEBLOOM_TOKEN is empty", res.StatusCode)
 	}
 	serverError(t, body, "not_configured")
+}
+
+// TestVersionHeader checks that every answer, an error's too, names the
+// service's version, the one of version.txt, and that a page on an allowed
+// origin can read it.
+func TestVersionHeader(t *testing.T) {
+	v, err := os.ReadFile("../../version.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSpace(string(v))
+	objs := newMemoryObjects()
+	srv := httptest.NewServer(&Server{Token: func() string { return testToken }, Objects: objs, AllowedOrigins: func() string { return "https://app.example" }})
+	t.Cleanup(srv.Close)
+	c := &client{t, srv.URL}
+	c.json("PUT", "/v1/filters/f", map[string]any{"capacity": 1000, "errorRate": 0.01}, 201)
+	for _, r := range []struct {
+		method, path, origin string
+		status               int
+	}{
+		{"GET", "/v1/filters/f", "", 200},
+		{"POST", "/v1/filters/f/check", "https://app.example", 200},
+		{"GET", "/v1/filters/missing", "", 404},
+		{"GET", "/v2/filters/f", "", 404},
+	} {
+		status, body, h := c.do(r.method, r.path, keysBody([]string{"https://example.com/"}), "Origin", r.origin)
+		if status != r.status {
+			t.Errorf("%s %s: status %d; want %d (%s)", r.method, r.path, status, r.status, body)
+		}
+		if got := h.Get("X-Edgebloom-Version"); got != want {
+			t.Errorf("%s %s: X-Edgebloom-Version %q; want %q (version.txt)", r.method, r.path, got, want)
+		}
+		if exposed := h.Get("Access-Control-Expose-Headers"); r.origin != "" && !strings.Contains(exposed, "X-Edgebloom-Version") {
+			t.Errorf("%s %s from %s: Access-Control-Expose-Headers %q lacks X-Edgebloom-Version", r.method, r.path, r.origin, exposed)
+		}
+	}
 }
 
 func TestCreate(t *testing.T) {
