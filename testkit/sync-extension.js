@@ -149,12 +149,20 @@ export async function measureSyncExtension({ keys, shards = 4, increments = [10_
     const countWrites = () =>
       worker.evaluate(() => {
         if (self.idbWrites) return;
-        self.idbWrites = { calls: 0, bytes: 0 };
+        // txBytes: the most bytes one transaction was given to clone (a
+        // view's clone is its whole buffer), which it holds until it ends.
+        self.idbWrites = { calls: 0, bytes: 0, txBytes: 0 };
+        const held = new WeakMap();
         for (const op of ['put', 'add', 'delete', 'clear']) {
           const real = IDBObjectStore.prototype[op];
           IDBObjectStore.prototype[op] = function (...args) {
             self.idbWrites.calls++;
-            if (args[0] instanceof Uint8Array) self.idbWrites.bytes += args[0].byteLength;
+            if (args[0] instanceof Uint8Array) {
+              self.idbWrites.bytes += args[0].byteLength;
+              const tx = (held.get(this.transaction) ?? 0) + args[0].buffer.byteLength;
+              held.set(this.transaction, tx);
+              self.idbWrites.txBytes = Math.max(self.idbWrites.txBytes, tx);
+            }
             return real.apply(this, args);
           };
         }
@@ -196,8 +204,10 @@ export async function measureSyncExtension({ keys, shards = 4, increments = [10_
       worker.evaluate(async () => {
         const t0 = performance.now();
         const before = { ...self.idbWrites };
+        self.idbWrites.txBytes = 0;
         const s = await self.resync();
         return {
+          txBytes: self.idbWrites.txBytes,
           ms: performance.now() - t0,
           error: s.error,
           format: s.formats.at(-1),

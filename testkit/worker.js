@@ -15,6 +15,7 @@ export const WRANGLER = join(repoRoot, 'node_modules', '.bin', 'wrangler');
 // A child process serving the Worker (serve-worker.js) gets its parent's.
 export const TOKEN = process.env.EDGEBLOOM_TEST_TOKEN || randomBytes(16).toString('hex');
 const COMPATIBILITY_DATE = '2026-04-01'; // as in wrangler.jsonc
+const COMPATIBILITY_FLAGS = ['enable_request_signal']; // as in wrangler.jsonc
 
 const quietEnv = () => ({ ...process.env, WRANGLER_SEND_METRICS: 'false', NO_COLOR: '1' });
 
@@ -104,6 +105,7 @@ export async function startWorker(outdir, stateDir, { port, fronts = 1, bindings
     name,
     ...bundleOptions(outdir, existsSync(join(outdir, 'worker-entry.js')) ? 'worker-entry.js' : 'worker.js'),
     compatibilityDate: COMPATIBILITY_DATE,
+    compatibilityFlags: COMPATIBILITY_FLAGS,
     durableObjects: { SHARDS: shards },
     bindings: { EDGEBLOOM_TOKEN: TOKEN, EDGEBLOOM_TEST_HOOKS: '1', ...bindings },
     cache,

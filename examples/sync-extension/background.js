@@ -24,19 +24,21 @@
 import { init, fromBytes, applyDelta } from './edgebloom/index.js';
 
 // IndexedDB, one object store, per filter name NAME:
-//   NAME              {cursor, base: {cursor, pieces, bytes}, deltas, deltaBytes}
-//   NAME/base/IIIIII  piece I of the copy's encoding at base.cursor
-//   NAME/delta/JJJJJJ the J-th delta applied since, as the service sent it
+//   NAME                {cursor, base: {cursor, gen, pieces, bytes}, deltas, deltaBytes}
+//   NAME/base/G/IIIIII  piece I of the copy's encoding at base.cursor, written as generation G
+//   NAME/delta/JJJJJJ   the J-th delta applied since, as the service sent it
 const PIECE_BYTES = 1 << 20;
+// The largest answer read into a buffer of its stated length (a 1 G-key filter at 1 % is 1.2 GB).
+const MAX_ANSWER_BYTES = 2 ** 31;
 const key = (filter, kind, i) => `${filter}/${kind}/${String(i).padStart(6, '0')}`;
 const range = (filter, kind) => IDBKeyRange.bound(`${filter}/${kind}/`, `${filter}/${kind}/\uffff`);
 
 let opening;
 function idb(mode, op) {
   opening ??= new Promise((resolve, reject) => {
-    const req = indexedDB.open('edgebloom-sync', 2);
+    const req = indexedDB.open('edgebloom-sync', 3);
     req.onupgradeneeded = () => {
-      // Version 1 kept the whole encoding in one record: start again.
+      // Versions 1 and 2 kept the encoding in other keys: start again.
       if (req.result.objectStoreNames.contains('copies')) req.result.deleteObjectStore('copies');
       req.result.createObjectStore('copies');
     };
@@ -65,7 +67,7 @@ async function load(filter) {
   const encoding = new Uint8Array(meta.base.bytes);
   let at = 0;
   await idb('readonly', (s) => {
-    s.openCursor(range(filter, 'base')).onsuccess = (e) => {
+    s.openCursor(range(filter, `base/${meta.base.gen}`)).onsuccess = (e) => {
       const c = e.target.result;
       if (!c) return;
       encoding.set(c.value, at);
@@ -81,18 +83,30 @@ async function load(filter) {
   return { filter: f, cursor: c, meta };
 }
 
-// rebase writes encoding (the copy's bytes at cursor) as the new base, in
-// pieces, and drops the deltas kept, in one transaction.
-function rebase(filter, encoding, cursor) {
+// rebase writes encoding (the copy's bytes at cursor) as the new base: each
+// piece in a transaction of its own, under a generation the record does not
+// name yet, then the record naming it, in the transaction that drops the
+// other generations and the deltas kept. A piece is put as a copy of its
+// bytes, not as a view: a view's structured clone is its whole buffer.
+// One piece's clone is held at a time, not the whole encoding's.
+async function rebase(filter, encoding, cursor) {
   const pieces = Math.ceil(encoding.length / PIECE_BYTES);
-  saved = { cursor, base: { cursor, pieces, bytes: encoding.length }, deltas: 0, deltaBytes: 0 };
-  return idb('readwrite', (s) => {
-    s.delete(range(filter, 'base'));
+  const gen = (saved?.base.gen ?? 0) + 1;
+  const mine = range(filter, `base/${gen}`);
+  for (let i = 0; i < pieces; i++) {
+    await idb('readwrite', (s) => {
+      if (i === 0) s.delete(mine); // what a write of this generation left unfinished
+      s.put(encoding.slice(i * PIECE_BYTES, (i + 1) * PIECE_BYTES), key(filter, `base/${gen}`, i));
+    });
+  }
+  const next = { cursor, base: { cursor, gen, pieces, bytes: encoding.length }, deltas: 0, deltaBytes: 0 };
+  await idb('readwrite', (s) => {
+    s.delete(IDBKeyRange.bound(`${filter}/base/`, mine.lower, false, true));
+    s.delete(IDBKeyRange.bound(mine.upper, `${filter}/base/\uffff`, true, false));
     s.delete(range(filter, 'delta'));
-    for (let i = 0; i < pieces; i++)
-      s.put(encoding.subarray(i * PIECE_BYTES, (i + 1) * PIECE_BYTES), key(filter, 'base', i));
-    return s.put(saved, filter);
+    return s.put(next, filter);
   });
+  saved = next;
 }
 
 let copy = null;
@@ -124,6 +138,32 @@ self.ready = (async () => {
   return config;
 })();
 
+// body reads an answer into one buffer of its Content-Length, chunk by
+// chunk as they arrive; res.arrayBuffer() holds the chunks and the buffer
+// it copies them into at once. An answer with no length (or a coded one)
+// is read with res.arrayBuffer().
+async function body(res) {
+  const length = res.headers.get('Content-Length');
+  const n = Number(length);
+  if (length === null || res.headers.has('Content-Encoding') || !Number.isSafeInteger(n) || n > MAX_ANSWER_BYTES) {
+    return new Uint8Array(await res.arrayBuffer());
+  }
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const reader = res.body.getReader(); ;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (value.length > n - at) {
+      await reader.cancel();
+      throw new Error(`the answer is longer than its Content-Length, ${n} bytes`);
+    }
+    out.set(value, at);
+    at += value.length;
+  }
+  if (at !== n) throw new Error(`the answer is ${at} bytes, not its Content-Length, ${n}`);
+  return out;
+}
+
 async function syncOnce() {
   const { service, filter, token } = await self.ready;
   const since = cursor ? `?since=${encodeURIComponent(cursor)}` : '';
@@ -136,7 +176,7 @@ async function syncOnce() {
     const { error } = await res.json().catch(() => ({ error: { code: 'unknown', message: res.statusText } }));
     throw Object.assign(new Error(`${res.status} ${error.code}: ${error.message}`), { code: error.code });
   }
-  const bytes = new Uint8Array(await res.arrayBuffer());
+  const bytes = await body(res);
   const format = res.headers.get('X-Edgebloom-Format');
   if (format === 'delta') {
     const since = cursor;

@@ -7,12 +7,14 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log"
 	"net/http"
 	"net/url"
+	"runtime/debug"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall/js"
+	"time"
 )
 
 // The front's transport between workerd and Go (front.js is its JS half).
@@ -54,25 +56,54 @@ var pending struct {
 	waiting map[int]chan []js.Value
 }
 
-// startBridge sets serve and settle on the binding: they live as long as
-// the program.
+// live holds the exchange of every request Go is serving, by the number
+// serve gave it, so that JS can cancel one (cancel) and the test endpoint
+// can count them.
+var live struct {
+	sync.Mutex
+	next      int
+	exchanges map[int]*exchange
+}
+
+// requestDeadline bounds how long a request may run in the front: its
+// context ends then, and every wait for JS with it (ask), so that a JS side
+// that never answers cannot keep a goroutine and its exchange for the
+// instance's life. A checkpoint snapshot of the largest filter (64 shards
+// of maxShardBits) streams 2 GiB: at 10 MB/s, under 4 minutes.
+const requestDeadline = 5 * time.Minute
+
+// startBridge sets serve, settle and cancel on the binding: they live as
+// long as the program.
 func startBridge(h http.Handler) {
 	pending.waiting = map[int]chan []js.Value{}
+	live.exchanges = map[int]*exchange{}
 	binding.Set("maxRequestBytes", maxBodyBytes)
 	binding.Set("settle", js.FuncOf(settle))
 	binding.Set("serve", js.FuncOf(func(_ js.Value, args []js.Value) any {
-		// serve(method, url, headers, body, post): the body is a Uint8Array
-		// (at most maxRequestBytes+1 of it, which is enough to refuse it) or
-		// null, the headers "name\nvalue\n" pairs.
-		r := &request{post: args[4]}
+		// serve(method, url, headers, body, post) → the exchange's number:
+		// the body is a Uint8Array (at most maxRequestBytes+1 of it, which
+		// is enough to refuse it) or null, the headers as formatHeader
+		// writes them.
+		x := newExchange(args[4])
 		body := bytesFromJS(args[3])
 		method, rawURL, header := args[0].String(), args[1].String(), args[2].String()
-		go r.serve(h, method, rawURL, header, body)
+		go x.serve(h, method, rawURL, header, body)
+		return x.number
+	}))
+	binding.Set("cancel", js.FuncOf(func(_ js.Value, args []js.Value) any {
+		// cancel(number): the client of the exchange went away.
+		live.Lock()
+		x := live.exchanges[args[0].Int()]
+		live.Unlock()
+		if x != nil {
+			x.cancel(errClientGone)
+		}
 		return nil
 	}))
 }
 
 // settle(id, ok, values...) delivers the result of what Go asked, by id.
+// A result nobody waits for any more (its request gave up) is dropped.
 func settle(_ js.Value, args []js.Value) any {
 	id := args[0].Int()
 	pending.Lock()
@@ -85,40 +116,130 @@ func settle(_ js.Value, args []js.Value) any {
 	return nil
 }
 
-// request is one request in flight: post is its JS function.
-type request struct{ post js.Value }
+// An exchange is the Go half of one request's exchange with JS (the
+// Exchange class of front.js): post is its JS function, ctx its context,
+// which ends when the handler returns, when JS cancels it and at
+// requestDeadline.
+type exchange struct {
+	post   js.Value
+	number int
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+func newExchange(post js.Value) *exchange {
+	x := &exchange{post: post}
+	ctx, stop := context.WithTimeout(context.Background(), requestDeadline)
+	ctx, cancel := context.WithCancelCause(ctx)
+	x.ctx, x.cancel = ctx, func(cause error) { cancel(cause); stop() }
+	live.Lock()
+	live.next++
+	x.number = live.next
+	live.exchanges[x.number] = x
+	live.Unlock()
+	return x
+}
+
+// end releases the exchange once its request is answered: what still
+// waits with its context (a goroutine the handler started) stops waiting.
+func (x *exchange) end() {
+	live.Lock()
+	delete(live.exchanges, x.number)
+	live.Unlock()
+	x.cancel(context.Canceled)
+}
+
+// bridgeCounts reports the exchanges in flight and the answers Go waits
+// for from JS, for GET /_test/instance.
+func bridgeCounts() (exchanges, asks int) {
+	live.Lock()
+	exchanges = len(live.exchanges)
+	live.Unlock()
+	pending.Lock()
+	asks = len(pending.waiting)
+	pending.Unlock()
+	return exchanges, asks
+}
 
 // ask posts op with a new id and waits for JS to settle it; the values
-// after ok come back, or the error JS reported.
-func (r *request) ask(op string, args ...any) ([]js.Value, error) {
+// after ok come back, or the error JS reported. It gives up when ctx ends
+// (the client left, the request's deadline; ctx is the exchange's own or
+// one made from it), and then returns ctx's cause.
+func (x *exchange) ask(ctx context.Context, op string, args ...any) ([]js.Value, error) {
+	if ctx.Err() != nil {
+		return nil, context.Cause(ctx)
+	}
 	ch := make(chan []js.Value, 1)
 	pending.Lock()
 	pending.next++
 	id := pending.next
 	pending.waiting[id] = ch
 	pending.Unlock()
-	r.post.Invoke(append([]any{op, id}, args...)...)
-	res := <-ch
+	x.post.Invoke(append([]any{op, id}, args...)...)
+	var res []js.Value
+	select {
+	case res = <-ch:
+	case <-ctx.Done():
+		pending.Lock()
+		delete(pending.waiting, id)
+		pending.Unlock()
+		// settle may have sent it meanwhile.
+		select {
+		case res = <-ch:
+		default:
+			return nil, context.Cause(ctx)
+		}
+	}
 	if !res[0].Truthy() {
 		return nil, errors.New(res[1].String())
 	}
 	return res[1:], nil
 }
 
-type requestKey struct{}
-
-func requestOf(ctx context.Context) *request {
-	r, _ := ctx.Value(requestKey{}).(*request)
-	return r
+// pause waits d through a timer JS sets in the request's own turn
+// (front.js, "sleep"), so that workerd sees the request wait for a timer
+// of its own; no callback is made for it. It fails when ctx ends.
+//
+// A request waits only on its own I/O: Go's sleep sets one timer for the
+// whole instance, in whichever request's turn it goes idle, and a
+// goroutine woken by another request's goroutine (a channel, a lock) runs
+// in that request's turn, where what it starts is that request's and ends
+// with it: workerd then cancels the first request as hung.
+func pause(ctx context.Context, d time.Duration) error {
+	x := exchangeOf(ctx)
+	if x == nil {
+		return errors.New("a pause outside of a request")
+	}
+	_, err := x.ask(ctx, "sleep", d.Milliseconds())
+	return err
 }
 
-func (r *request) serve(h http.Handler, method, rawURL, header string, body []byte) {
+type exchangeKey struct{}
+
+func exchangeOf(ctx context.Context) *exchange {
+	x, _ := ctx.Value(exchangeKey{}).(*exchange)
+	return x
+}
+
+func (x *exchange) serve(h http.Handler, method, rawURL, header string, body []byte) {
+	defer x.end()
+	defer func() {
+		// ServeHTTP recovers its own panics: this is for the bridge's.
+		if v := recover(); v != nil {
+			log.Printf("edgebloom: the bridge failed to serve a request: %v\n%s", v, debug.Stack())
+			x.post.Invoke("error", "the bridge failed to serve the request")
+		}
+	}()
 	u, err := url.Parse(rawURL)
 	if err != nil {
-		r.post.Invoke("error", err.Error())
+		x.post.Invoke("error", err.Error())
 		return
 	}
-	hdr := parseHeader(header)
+	hdr, err := parseHeader(header)
+	if err != nil {
+		x.post.Invoke("error", err.Error())
+		return
+	}
 	req := &http.Request{
 		Method:     method,
 		URL:        u,
@@ -139,8 +260,8 @@ func (r *request) serve(h http.Handler, method, rawURL, header string, body []by
 	if body != nil {
 		req.Body = io.NopCloser(bytes.NewReader(body))
 	}
-	req = req.WithContext(context.WithValue(context.Background(), requestKey{}, r))
-	w := &responseWriter{r: r, header: http.Header{}}
+	req = req.WithContext(context.WithValue(x.ctx, exchangeKey{}, x))
+	w := &responseWriter{x: x, header: http.Header{}}
 	h.ServeHTTP(w, req)
 	w.finish()
 }
@@ -148,7 +269,7 @@ func (r *request) serve(h http.Handler, method, rawURL, header string, body []by
 // responseWriter holds the response until the handler returns, and then
 // answers with its bytes; a body over inlineBytes is streamed instead.
 type responseWriter struct {
-	r         *request
+	x         *exchange
 	header    http.Header
 	status    int
 	buf       []byte
@@ -188,7 +309,7 @@ func (w *responseWriter) Write(p []byte) (int, error) {
 // body is a stream of the length the handler set (or of any length), so a
 // body cut short shows as a failure.
 func (w *responseWriter) startStream() error {
-	w.r.post.Invoke("stream", w.status, formatHeader(w.header), w.declaredLength())
+	w.x.post.Invoke("stream", w.status, formatHeader(w.header), w.declaredLength())
 	w.streaming = true
 	if len(w.buf) > 0 {
 		if err := w.send(w.buf); err != nil {
@@ -209,7 +330,7 @@ func (w *responseWriter) declaredLength() int64 {
 
 // send writes p to the streamed body and waits until it is taken.
 func (w *responseWriter) send(p []byte) error {
-	if _, err := w.r.ask("write", bytesToJS(p)); err != nil {
+	if _, err := w.x.ask(w.x.ctx, "write", bytesToJS(p)); err != nil {
 		w.err = err
 		return err
 	}
@@ -222,7 +343,7 @@ func (w *responseWriter) Flush() {}
 
 func (w *responseWriter) finish() {
 	if w.streaming {
-		w.r.post.Invoke("close", w.err == nil)
+		w.x.post.Invoke("close", w.err == nil)
 		return
 	}
 	if w.status == 0 {
@@ -238,20 +359,20 @@ func (w *responseWriter) finish() {
 			// as a streamed one does.
 			w.err = errors.New("the body is not the length its header gives")
 			if w.startStream() == nil {
-				w.r.post.Invoke("close", false)
+				w.x.post.Invoke("close", false)
 			}
 			return
 		}
 		body = bytesToJS(w.buf)
 	}
-	w.r.post.Invoke("respond", w.status, formatHeader(w.header), body)
+	w.x.post.Invoke("respond", w.status, formatHeader(w.header), body)
 }
 
 // fetchObject sends an internal request to the Durable Object named object
 // of the namespace bound as ns, through the request of ctx.
 func fetchObject(ctx context.Context, ns, object, method, url string, header http.Header, body []byte) (*http.Response, error) {
-	r := requestOf(ctx)
-	if r == nil {
+	x := exchangeOf(ctx)
+	if x == nil {
 		return nil, errors.New("an internal request outside of a request")
 	}
 	jsBody := js.Undefined()
@@ -261,11 +382,11 @@ func fetchObject(ctx context.Context, ns, object, method, url string, header htt
 	// JS answers the status, the headers, the body's first bytes (all of
 	// it when short; null when there is none) and, when there is more, the
 	// handle of its reader.
-	res, err := r.ask("fetch", ns, object, method, url, formatHeader(header), jsBody)
+	res, err := x.ask(ctx, "fetch", ns, object, method, url, formatHeader(header), jsBody)
 	if err != nil {
 		return nil, err
 	}
-	return r.response(res), nil
+	return x.response(res)
 }
 
 // matchCache looks key up in the colo's edge cache (the Cache API's default
@@ -273,29 +394,29 @@ func fetchObject(ctx context.Context, ns, object, method, url string, header htt
 // nothing under key. It goes through the request's exchange like an
 // internal request, so it leaves no callback behind in Go.
 func matchCache(ctx context.Context, key string) (*http.Response, error) {
-	r := requestOf(ctx)
-	if r == nil {
+	x := exchangeOf(ctx)
+	if x == nil {
 		return nil, errors.New("a cache lookup outside of a request")
 	}
-	res, err := r.ask("match", key)
+	res, err := x.ask(ctx, "match", key)
 	if err != nil {
 		return nil, err
 	}
 	if res[0].Int() == 0 {
 		return nil, nil
 	}
-	return r.response(res), nil
+	return x.response(res)
 }
 
 // putCache keeps body under key in the colo's edge cache, with header,
 // through the request of ctx, as matchCache looks it up; it returns once
 // the cache has it (or refused it).
 func putCache(ctx context.Context, key string, header http.Header, body []byte) error {
-	r := requestOf(ctx)
-	if r == nil {
+	x := exchangeOf(ctx)
+	if x == nil {
 		return errors.New("a cache put outside of a request")
 	}
-	_, err := r.ask("put", key, formatHeader(header), len(body), bytesToJS(body))
+	_, err := x.ask(ctx, "put", key, formatHeader(header), len(body), bytesToJS(body))
 	return err
 }
 
@@ -304,25 +425,26 @@ func putCache(ctx context.Context, key string, header http.Header, body []byte) 
 // collected; Go's never shrinks), and puts them in the cache only at
 // commit, once they are all there.
 func startCachePut(ctx context.Context, key string, header http.Header, length int64) (*edgePut, error) {
-	r := requestOf(ctx)
-	if r == nil {
+	x := exchangeOf(ctx)
+	if x == nil {
 		return nil, errors.New("a cache put outside of a request")
 	}
-	res, err := r.ask("put", key, formatHeader(header), length, js.Null())
+	res, err := x.ask(ctx, "put", key, formatHeader(header), length, js.Null())
 	if err != nil {
 		return nil, err
 	}
-	return &edgePut{r: r, handle: res[0].Int()}, nil
+	return &edgePut{x: x, ctx: ctx, handle: res[0].Int()}, nil
 }
 
 // edgePut is an entry of the edge cache being written (startCachePut).
 type edgePut struct {
-	r      *request
+	x      *exchange
+	ctx    context.Context
 	handle int
 }
 
 func (p *edgePut) Write(b []byte) (int, error) {
-	if _, err := p.r.ask("putWrite", p.handle, bytesToJS(b)); err != nil {
+	if _, err := p.x.ask(p.ctx, "putWrite", p.handle, bytesToJS(b)); err != nil {
 		return 0, err
 	}
 	return len(b), nil
@@ -330,19 +452,23 @@ func (p *edgePut) Write(b []byte) (int, error) {
 
 // commit puts the entry in the cache and waits until the cache has it.
 func (p *edgePut) commit() error {
-	_, err := p.r.ask("putEnd", p.handle, true)
+	_, err := p.x.ask(p.ctx, "putEnd", p.handle, true)
 	return err
 }
 
-// abort drops the entry: nothing of it reaches the cache.
-func (p *edgePut) abort() { p.r.ask("putEnd", p.handle, false) }
+// abort drops the entry: nothing of it reaches the cache (once the request
+// has ended, JS has dropped it already).
+func (p *edgePut) abort() { _, _ = p.x.ask(p.ctx, "putEnd", p.handle, false) }
 
 // response makes the answer JS settled a fetch or a cache lookup with: the
 // status, the headers, the body's first bytes (all of it when short; null
 // when there is none) and, when there is more, the handle of its reader.
-func (r *request) response(res []js.Value) *http.Response {
+func (x *exchange) response(res []js.Value) (*http.Response, error) {
 	status := res[0].Int()
-	h := parseHeader(res[1].String())
+	h, err := parseHeader(res[1].String())
+	if err != nil {
+		return nil, err
+	}
 	out := &http.Response{
 		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,
@@ -358,18 +484,18 @@ func (r *request) response(res []js.Value) *http.Response {
 	}
 	first := bytesFromJS(res[2])
 	if res[3].Type() == js.TypeNumber {
-		out.Body = &bodyReader{r: r, buf: first, handle: res[3].Int()}
+		out.Body = &bodyReader{x: x, buf: first, handle: res[3].Int()}
 	} else if first != nil {
 		out.Body = io.NopCloser(bytes.NewReader(first))
 	} else {
 		out.ContentLength = 0
 	}
-	return out
+	return out, nil
 }
 
 // bodyReader reads the rest of a response body from its reader in JS.
 type bodyReader struct {
-	r      *request
+	x      *exchange
 	buf    []byte
 	handle int
 	done   bool
@@ -381,7 +507,7 @@ func (b *bodyReader) Read(p []byte) (int, error) {
 		if b.err != nil {
 			return 0, b.err
 		}
-		res, err := b.r.ask("read", b.handle)
+		res, err := b.x.ask(b.x.ctx, "read", b.handle)
 		if err != nil {
 			b.err, b.done = err, true
 			continue
@@ -401,7 +527,7 @@ func (b *bodyReader) Close() error {
 	if !b.done {
 		b.done = true
 		b.err = errors.New("read of a closed body")
-		b.r.post.Invoke("cancel", b.handle)
+		b.x.post.Invoke("cancel", b.handle)
 	}
 	b.buf = nil
 	return nil
@@ -422,28 +548,14 @@ func bytesToJS(b []byte) js.Value {
 	return v
 }
 
-// parseHeader reads "name\nvalue\n" pairs, as front.js writes a Headers
-// object (names in lower case, repeated values joined by ", ").
-func parseHeader(s string) http.Header {
-	h := http.Header{}
-	for s != "" {
-		name, rest, _ := strings.Cut(s, "\n")
-		value, rest2, _ := strings.Cut(rest, "\n")
-		h.Add(name, value)
-		s = rest2
+// askNothing asks JS something it never answers (an op front.js does not
+// know), for the test hook that shows a request give up on a JS side that
+// never answers.
+func askNothing(ctx context.Context) error {
+	x := exchangeOf(ctx)
+	if x == nil {
+		return errors.New("a question outside of a request")
 	}
-	return h
-}
-
-func formatHeader(h http.Header) string {
-	var b strings.Builder
-	for name, values := range h {
-		for _, v := range values {
-			b.WriteString(name)
-			b.WriteByte('\n')
-			b.WriteString(v)
-			b.WriteByte('\n')
-		}
-	}
-	return b.String()
+	_, err := x.ask(ctx, "nothing")
+	return err
 }

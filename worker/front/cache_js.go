@@ -6,8 +6,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"syscall/js"
-	"time"
 
 	"github.com/syumai/workers/cloudflare"
 )
@@ -71,20 +69,4 @@ func openCachePut(ctx context.Context, key string, header http.Header, length in
 		return nil, err
 	}
 	return p, nil
-}
-
-// pause waits d through the host's setTimeout, called from the waiting
-// request's own turn, so that workerd sees that request wait for a timer
-// of its own (Go's sleep sets one timer for the whole instance, in
-// whichever request's turn it goes idle: a request that waited on it alone
-// would be canceled as hung).
-func pause(d time.Duration) {
-	done := make(chan struct{})
-	f := js.FuncOf(func(js.Value, []js.Value) any {
-		close(done)
-		return nil
-	})
-	js.Global().Get("setTimeout").Invoke(f, d.Milliseconds())
-	<-done
-	f.Release()
 }

@@ -91,5 +91,3 @@ func (p *hostPut) commit() error {
 }
 
 func (p *hostPut) abort() {}
-
-func pause(d time.Duration) { time.Sleep(d) }

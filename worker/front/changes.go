@@ -46,6 +46,14 @@ func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Req
 		}
 		since = &c
 	}
+	leave, err := s.enterHeavy(ctx, name, func(p filterParams) int64 {
+		// The shards' records, or the snapshot they are replaced by.
+		return max(snapshotWeight(p), deltaWeight(p, 1))
+	})
+	if err != nil {
+		return err
+	}
+	defer leave()
 	var (
 		p      filterParams
 		parts  [][]byte
@@ -54,7 +62,7 @@ func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Req
 		resync string
 		first  io.ReadCloser
 	)
-	err := s.withParams(ctx, name, func(q filterParams) error {
+	err = s.withParams(ctx, name, func(q filterParams) error {
 		p, resync = q, ""
 		if since != nil && (since.Generation != p.Generation || len(since.Shards) != p.Shards) {
 			resync = "generation"

@@ -97,10 +97,13 @@ func (m *makers) busy(key string) bool {
 	return ok
 }
 
-// await polls the cache for key while another request makes it.
+// await polls the cache for key while another request makes it; it stops
+// when ctx's request ends (its client left).
 func await(ctx context.Context, key string, match func() bool) bool {
-	for start := time.Now(); time.Since(start) < pollFor && ctx.Err() == nil; {
-		pause(pollEvery)
+	for start := time.Now(); time.Since(start) < pollFor; {
+		if pause(ctx, pollEvery) != nil {
+			return false
+		}
 		if match() {
 			return true
 		}
@@ -123,10 +126,20 @@ func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAn
 		}
 		return a != nil
 	}
-	if match() || !beingMade.start(key) && await(ctx, key, match) {
+	if match() {
 		return a, true, nil
 	}
-	defer beingMade.done(key)
+	claimed := beingMade.start(key)
+	if !claimed && await(ctx, key, match) {
+		return a, true, nil
+	}
+	if err := endedError(ctx); err != nil {
+		// The client left while it waited: nothing to make.
+		return nil, false, err
+	}
+	if claimed {
+		defer beingMade.done(key)
+	}
 	a, err := build()
 	if err == nil {
 		// The client's copy is private: it was sent to a request with a

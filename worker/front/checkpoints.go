@@ -223,6 +223,11 @@ func (s *Server) latestCheckpoint(ctx context.Context, w http.ResponseWriter, r 
 // generation g: what GET /changes?since=(a's cursor) answers when the
 // shards are at b's cursor, byte for byte.
 func (s *Server) checkpointDelta(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, a, b uint64) error {
+	leave, err := s.enterHeavy(ctx, name, func(p filterParams) int64 { return deltaWeight(p, b-a) })
+	if err != nil {
+		return err
+	}
+	defer leave()
 	ans, hit, err := s.deltaBetween(ctx, name, g, a, b)
 	if err != nil {
 		return err
@@ -404,16 +409,33 @@ func (s *Server) mergedDelta(ctx context.Context, name string, g, a, b uint64) (
 // kept nowhere. Where the cache keeps nothing, the shards are still read
 // once for the answer.
 func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, b uint64) error {
+	leave, err := s.enterHeavy(ctx, name, snapshotWeight)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	key := cacheKey(name, g, fmt.Sprintf("%d/snapshot", b))
 	var res *http.Response
 	match := func() bool {
 		res = cacheMatchStream(ctx, key)
 		return res != nil
 	}
-	if match() || !beingMade.start(key) && await(ctx, key, match) {
+	if match() {
 		return writeCachedStream(w, res, "hit")
 	}
-	defer beingMade.done(key)
+	claimed := beingMade.start(key)
+	if !claimed && await(ctx, key, match) {
+		return writeCachedStream(w, res, "hit")
+	}
+	if err := endedError(ctx); err != nil {
+		// The client left while it waited: nothing to make.
+		return err
+	}
+	if claimed {
+		// Only the request that claimed key gives it back: one that gave
+		// up waiting makes its own, and leaves the claim to its maker.
+		defer beingMade.done(key)
+	}
 	p, cs, err := s.checkpointsOf(ctx, name, g, b)
 	if err != nil {
 		return err

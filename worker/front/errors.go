@@ -28,6 +28,8 @@ type apiError struct {
 	// Detail is for the log only: what failed inside (a Go or JS error's
 	// text), which the answer never carries.
 	Detail string
+	// RetryAfter, when set, is the answer's Retry-After in seconds.
+	RetryAfter int
 }
 
 func (e *apiError) Error() string { return e.Code + ": " + e.Message }
@@ -91,6 +93,9 @@ func writeError(w http.ResponseWriter, id string, err error) {
 	if ae.Status == http.StatusUnauthorized {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="edgebloom"`)
 	}
+	if ae.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(ae.RetryAfter))
+	}
 	body := map[string]any{"code": ae.Code, "message": ae.Message}
 	if ae.Index != nil {
 		body["index"] = *ae.Index
@@ -99,7 +104,11 @@ func writeError(w http.ResponseWriter, id string, err error) {
 		if id != "" {
 			body["requestId"] = id
 		}
-		logError(id, ae)
+		// A front that is busy says so to every client of a burst: the
+		// log would say it as many times.
+		if ae.Code != "busy" {
+			logError(id, ae)
+		}
 	}
 	writeJSON(w, ae.Status, map[string]any{"error": body})
 }

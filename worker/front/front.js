@@ -14,8 +14,11 @@
 // request's body (as much of it as the front accepts, and one byte more),
 // calls the program's serve callback, and does what the program posts:
 // fetch a Durable Object, read more of an internal response, answer, write
-// a chunk of a streamed answer. Go makes two callbacks for good at start
-// (serve and settle) and none per request.
+// a chunk of a streamed answer, wait. Go makes three callbacks for good at
+// start (serve, settle and cancel) and none per request. When the client
+// goes away (request.signal's abort, which workerd delivers with the
+// enable_request_signal compatibility flag), cancel tells Go, which stops
+// the request's work.
 //
 // The runtime context: syumai/workers reads `env` (cloudflare.Getenv) from
 // the context object at call time, and so does an exchange for the Durable
@@ -51,8 +54,9 @@ export function front({ module, Go, extra = {} }) {
     const go = new Go();
     const context = { ...extra, env, binding: {} };
     // pending holds the exchange of every request in flight, so that
-    // those a stopped program will never answer fail at once.
-    const inst = { go, context, stopped: false, pending: new Set(), onStop: null };
+    // those a stopped program will never answer fail at once; stopError is
+    // set once the program has stopped.
+    const inst = { go, context, stopError: null, pending: new Set(), onStop: null };
     // Go calls exit synchronously as its program ends (os.Exit, a panic no
     // recover caught), inside the request that made it end. That is where
     // the instance is marked stopped: workerd cancels a continuation that a
@@ -60,24 +64,23 @@ export function front({ module, Go, extra = {} }) {
     const exit = go.exit;
     go.exit = (code) => {
       exit.call(go, code);
-      stopped(inst, `the Go program exited with code ${code}`);
+      markStopped(inst, `the Go program exited with code ${code}`);
     };
     let ready;
     const readyPromise = new Promise((resolve) => (ready = resolve));
     const instance = new WebAssembly.Instance(module, { ...go.importObject, workers: { ready: () => ready() } });
     const startFailed = new Promise((_, reject) => (inst.onStop = reject));
-    go.run(instance, context).catch((err) => stopped(inst, `the Go program trapped: ${err?.message ?? err}`, err));
+    go.run(instance, context).catch((err) => markStopped(inst, `the Go program trapped: ${err?.message ?? err}`, err));
     // The program stops before it is ready only if its start failed.
     await Promise.race([readyPromise, startFailed]);
     inst.onStop = null;
     return inst;
   }
 
-  // stopped marks inst as stopped and fails the requests it still had.
-  function stopped(inst, reason, cause) {
+  // markStopped marks inst as stopped and fails the requests it still had.
+  function markStopped(inst, reason, cause) {
     if (current === inst) current = null;
-    if (inst.stopped) return inst.stopError;
-    inst.stopped = true;
+    if (inst.stopError) return inst.stopError;
     const err = new FrontStopped(`the Go front stopped: ${reason}`, cause ? { cause } : undefined);
     inst.stopError = err;
     inst.onStop?.(err);
@@ -87,7 +90,7 @@ export function front({ module, Go, extra = {} }) {
   }
 
   async function instanceFor(env) {
-    if (current && !current.stopped && !current.go.exited) return current;
+    if (current && !current.stopError && !current.go.exited) return current;
     if (!starting) {
       starting = start(env).then(
         (inst) => {
@@ -109,10 +112,17 @@ export function front({ module, Go, extra = {} }) {
       const inst = await instanceFor(env);
       const body = await readRequestBody(request, inst.context.binding.maxRequestBytes);
       inst.context.env = env;
-      const ex = new Exchange(inst, stopped);
+      const ex = new Exchange(inst, markStopped);
       inst.pending.add(ex);
       try {
-        inst.context.binding.serve(request.method, request.url, formatHeaders(request.headers), body, ex.post);
+        ex.number = inst.context.binding.serve(
+          request.method,
+          request.url,
+          formatHeaders(request.headers),
+          body,
+          ex.post,
+        );
+        ex.follow(request.signal);
         return await ex.response;
       } catch (err) {
         // A trap inside a call from JS throws here without go.run settling,
@@ -120,8 +130,8 @@ export function front({ module, Go, extra = {} }) {
         // the instance is not trusted again.
         ex.finish();
         if (err instanceof FrontStopped) throw err;
-        if (err instanceof WebAssembly.RuntimeError || inst.stopped || inst.go.exited) {
-          throw stopped(inst, `it trapped: ${err.message}`, err);
+        if (err instanceof WebAssembly.RuntimeError || inst.stopError || inst.go.exited) {
+          throw markStopped(inst, `it trapped: ${err.message}`, err);
         }
         throw err;
       }
@@ -135,20 +145,30 @@ export function front({ module, Go, extra = {} }) {
 const INLINE_BYTES = 1 << 20;
 
 const noop = () => {};
+// The messages of Go that wait for an answer (settle): their id follows.
+const ASKS = new Set(['fetch', 'match', 'put', 'putWrite', 'putEnd', 'read', 'write', 'sleep']);
 const message = (err) => String(err?.message ?? err);
 
-/** formatHeaders writes a Headers object as Go reads it: "name\nvalue\n" pairs. */
+/**
+ * formatHeaders writes a Headers object as Go reads it (front/headers.go):
+ * "name\nvalue\n" pairs. A Headers name is a token and its value holds no
+ * line break, so nothing a client sends can misalign them.
+ */
 function formatHeaders(headers) {
   let s = '';
   for (const [name, value] of headers) s += `${name}\n${value}\n`;
   return s;
 }
 
-/** parseHeaders reads Go's "name\nvalue\n" pairs. */
+/**
+ * parseHeaders reads Go's "name\nvalue\n" pairs (front/headers.go writes
+ * only token names and values without line breaks); anything else throws.
+ */
 function parseHeaders(s) {
   const parts = s.split('\n');
+  if (parts.pop() !== '' || parts.length % 2 !== 0) throw new Error('the headers from Go are not name and value pairs');
   const headers = new Headers();
-  for (let i = 0; i + 1 < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
+  for (let i = 0; i < parts.length; i += 2) headers.append(parts[i], parts[i + 1]);
   return headers;
 }
 
@@ -209,9 +229,13 @@ function join(chunks, total) {
  * Go learns how each thing it asked went through its settle callback.
  */
 class Exchange {
-  constructor(inst, stopped) {
+  constructor(inst, markStopped) {
     this.inst = inst;
-    this.stopped = stopped;
+    this.markStopped = markStopped;
+    this.number = 0; // what serve gave it, for cancel
+    this.signal = null;
+    this.onAbort = () => this.cancel();
+    this.timers = new Map(); // the id of each wait Go asked for → its timer
     this.queue = [];
     this.wake = null;
     this.done = false;
@@ -224,8 +248,7 @@ class Exchange {
     this.post = (...msg) => {
       if (this.done) {
         // Nothing will take it: Go must not wait for it.
-        if (['fetch', 'match', 'put', 'putWrite', 'putEnd', 'read', 'write'].includes(msg[0]))
-          this.settle(msg[1], false, 'the request has ended');
+        if (ASKS.has(msg[0])) this.settle(msg[1], false, 'the request has ended');
         return;
       }
       this.queue.push(msg);
@@ -249,7 +272,25 @@ class Exchange {
     try {
       this.inst.context.binding.settle(id, ok, ...values);
     } catch (err) {
-      this.stopped(this.inst, `it trapped: ${message(err)}`, err);
+      this.markStopped(this.inst, `it trapped: ${message(err)}`, err);
+    }
+  }
+
+  // follow tells Go when the request's client goes away, so that it stops
+  // the request's work and its waits.
+  follow(signal) {
+    if (!signal || this.done) return;
+    if (signal.aborted) return this.cancel();
+    this.signal = signal;
+    signal.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  cancel() {
+    if (this.done || this.number === 0) return;
+    try {
+      this.inst.context.binding.cancel(this.number);
+    } catch (err) {
+      this.markStopped(this.inst, `it trapped: ${message(err)}`, err);
     }
   }
 
@@ -265,10 +306,15 @@ class Exchange {
   // post holds the exchange: what the exchange held goes now.
   finish() {
     this.done = true;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.signal = null;
     for (const reader of this.readers.values()) reader.cancel().catch(noop);
     this.readers.clear();
     // An entry of the cache not ended is not whole: it is dropped.
     this.puts.clear();
+    // Go may still wait (a goroutine of the request): it is told now.
+    for (const [id, timer] of this.timers) (clearTimeout(timer), this.settle(id, false, 'the request has ended'));
+    this.timers.clear();
     this.queue.length = 0;
     this.writer = this.response = null;
     this.resolve = this.reject = noop;
@@ -333,6 +379,21 @@ class Exchange {
           this.readers.get(args[0])?.cancel().catch(noop);
           this.readers.delete(args[0]);
           break;
+        case 'sleep': {
+          // A wait of Go's (pause in front/bridge_js.go), on a timer of
+          // this request's own: workerd sees the request wait for it.
+          const [id, ms] = args;
+          this.timers.set(
+            id,
+            setTimeout(() => {
+              this.timers.delete(id);
+              this.settle(id, true);
+            }, ms),
+          );
+          break;
+        }
+        // Anything else (the test hook's "nothing") is never answered: Go
+        // gives up on it with the request's context.
       }
     }
   }

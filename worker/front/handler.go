@@ -10,9 +10,7 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -84,11 +82,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// error page (with a stack trace in local development) and the
 		// request id nothing. Answer 500 and log it instead.
 		if v := recover(); v != nil {
-			writeError(w, id, internalError(http.StatusInternalServerError, "internal", "the service failed to serve the request",
-				fmt.Errorf("panic: %v\n%s", v, debug.Stack())))
+			writeError(w, id, panicError(v))
 		}
 	}()
 	if err := s.serve(w, r); err != nil {
+		// What failed because the request's context ended (its client
+		// left, its deadline passed) is answered as that.
+		if ended := endedError(r.Context()); ended != nil {
+			err = ended
+		}
 		writeError(w, id, err)
 	}
 }

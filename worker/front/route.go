@@ -9,10 +9,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http"
-	"runtime/debug"
-	"sync"
 
 	"github.com/edgebloom/edgebloom/snapshot"
 	"github.com/edgebloom/edgebloom/urlkey"
@@ -20,30 +17,17 @@ import (
 
 // fanOut runs do for shards 0..n-1 concurrently and returns the first error.
 func fanOut(n int, do func(i int) error) error {
-	errs := make([]error, n)
-	var wg sync.WaitGroup
+	done := make([]<-chan error, n)
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// A panic here would end the Go program; ServeHTTP's recover
-			// sees only its own goroutine.
-			defer func() {
-				if v := recover(); v != nil {
-					errs[i] = internalError(http.StatusInternalServerError, "internal", "the service failed to serve the request",
-						fmt.Errorf("panic: %v\n%s", v, debug.Stack()))
-				}
-			}()
-			errs[i] = do(i)
-		}()
+		done[i] = spawn(func() error { return do(i) })
 	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return err
+	var first error
+	for _, d := range done {
+		if err := <-d; err != nil && first == nil {
+			first = err
 		}
 	}
-	return nil
+	return first
 }
 
 func (s *Server) keys(ctx context.Context, w http.ResponseWriter, r *http.Request, name, action string) error {

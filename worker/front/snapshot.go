@@ -107,6 +107,10 @@ func (c *clientWriter) Write(p []byte) (int, error) {
 // shorter than its Content-Length: the cause is in the log, under the
 // request id that the shards' log lines carry too.
 func streamFailed(ctx context.Context, name string, sh int, err error) {
+	if errors.Is(context.Cause(ctx), errClientGone) {
+		// Nobody reads the rest.
+		return
+	}
 	ae := *asAPIError(err)
 	ae.Message = fmt.Sprintf("the snapshot of %q ends short at shard %d: %s", name, sh, ae.Message)
 	logError(requestID(ctx), &ae)
@@ -115,9 +119,14 @@ func streamFailed(ctx context.Context, name string, sh int, err error) {
 // snapshot writes the plain encoding of a one-shard filter, or a sharded
 // container (package snapshot), streamed shard by shard.
 func (s *Server) snapshot(ctx context.Context, w http.ResponseWriter, name string) error {
+	leave, err := s.enterHeavy(ctx, name, snapshotWeight)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	var p filterParams
 	var first io.ReadCloser
-	err := s.withParams(ctx, name, func(q filterParams) error {
+	err = s.withParams(ctx, name, func(q filterParams) error {
 		var err error
 		p = q
 		first, err = s.shardSnapshot(ctx, name, p, 0)

@@ -249,6 +249,43 @@ test('a reader behind by several checkpoints past the log gets a delta', { timeo
   assert.equal(lagging.filter.hasMany(acked).filter((p) => !p).length, 0, 'acknowledged keys missing');
 });
 
+// Readers that miss a snapshot another reader is making poll the edge
+// cache for it; a reader whose client leaves stops polling then (its
+// request.signal aborts; the tests' entry makes it, Miniflare does not),
+// and makes nothing: the shards are read once, by the reader that makes it.
+test('readers polling for a snapshot another reader makes stop when their clients leave, and read no shard', async () => {
+  const name = 'ckpt-pollers';
+  await create(name, 20_000);
+  await add(name, urls(name, 50));
+  let latest;
+  for (const deadline = Date.now() + 30_000; ;) {
+    latest = await mf.request('GET', `/v1/filters/${name}/checkpoints/latest`);
+    if (latest.status === 200) break;
+    assert.equal(latest.status, 503, JSON.stringify(latest.json));
+    assert.ok(Date.now() < deadline, 'no checkpoint published in 30 s');
+    await delay(200);
+  }
+  const path = `/v1/filters/${name}/checkpoints/${latest.json.generation}/${latest.json.checkpoint}/snapshot`;
+  const shard0 = `shard:${name}:0`;
+  assert.equal((await mf.hook(shard0, '/_test/hold', { request: 'GET /snapshot' })).status, 204);
+  const before = await served();
+  const maker = mf.request('GET', path);
+  assert.equal((await mf.hook(shard0, '/_test/held')).status, 204);
+  // The maker is held at shard 0: ten more readers of the snapshot poll,
+  // and leave after 50 ms.
+  const leaving = await Promise.all(
+    Array.from({ length: 10 }, () =>
+      mf.request('GET', path, undefined, { headers: { 'X-Edgebloom-Test-Abort-After': '50' } }),
+    ),
+  );
+  for (const res of leaving) assert.equal(res.status, 499, new TextDecoder().decode(res.bytes));
+  assert.equal((await mf.hook(shard0, '/_test/release')).status, 204);
+  const made = await maker;
+  assert.equal(made.status, 200, new TextDecoder().decode(made.bytes).slice(0, 300));
+  const reads = (await served())['GET /snapshot'] - (before['GET /snapshot'] ?? 0);
+  assert.equal(reads, SHARDS, 'each shard read once, by the reader that made the snapshot');
+});
+
 // inFlight runs fn with at most 64 syncs under way in this process: the
 // readers are at random times, but a thousand requests at once on the
 // loopback connection Miniflare listens on fail in the test's own HTTP

@@ -192,3 +192,63 @@ test('a snapshot whose second shard fails after the first was sent ends short, a
   assert.equal(after.status, 500, 'the damaged shard refuses');
   assert.equal(after.json.error.code, 'shard_corrupt');
 });
+
+// Header fields cross between JS and Go as name and value pairs: a value
+// comes back byte for byte (UTF-8 included), and a value with a line break
+// in it (a handler that copies one unchecked) cannot add a field.
+test('a header value crosses the bridge whole, and a line break in one adds no field', async () => {
+  const utf8 = (s) => Buffer.from(s).toString('latin1'); // the bytes, as fetch sends a header
+  for (const value of ['plain', 'a:b, c; d="e"', utf8('café ☃'), ' x-injected\tyes ']) {
+    const res = await req('GET', '/_test/echo', undefined, { headers: { 'X-Echo': value } });
+    assert.equal(res.status, 200, JSON.stringify(res.json));
+    assert.equal(res.headers.get('X-Echo'), value.trim());
+    assert.equal(res.headers.get('X-Echo-Split'), `${value.trim()} x-injected yes  X-Injected: yes`);
+    assert.equal(res.headers.get('X-Injected'), null);
+    assert.equal(res.json.echo, Buffer.from(value.trim(), 'latin1').toString());
+  }
+});
+
+// A request whose JS side never answers gives up with its context: when its
+// client goes away (request.signal's abort), or at its deadline (here a
+// test hook's own, shorter), and leaves no exchange and no question behind.
+test('a request whose JS side never answers ends when its client leaves, or at its deadline', async () => {
+  const left = await req('GET', '/_test/hang', undefined, { headers: { 'X-Edgebloom-Test-Abort-After': '50' } });
+  assert.equal(left.status, 499, JSON.stringify(left.json));
+  assert.equal(left.json.error.code, 'client_gone');
+  const timedOut = await req('GET', '/_test/hang?ms=50');
+  assert.equal(timedOut.status, 503, JSON.stringify(timedOut.json));
+  assert.equal(timedOut.json.error.code, 'gave_up');
+  const now = await instance();
+  assert.equal(now.exchanges, 0, JSON.stringify(now));
+  assert.equal(now.asks, 0, JSON.stringify(now));
+});
+
+// Expensive requests share a budget: past it they wait in a line, past the
+// line they get 503 busy with Retry-After, and those in line go on once the
+// budget is given back.
+test('expensive requests past the budget wait in line, and past the line get 503 with Retry-After', async () => {
+  const all = 24 << 20; // heavyBudget in front/bounds.go
+  // It holds the whole budget until the front refuses a request.
+  const holder = req('GET', `/_test/heavy?bytes=${all}`);
+  for (const deadline = Date.now() + 30_000; ;) {
+    const now = await instance();
+    if (now.heavyBytes === all) break;
+    assert.ok(Date.now() < deadline, `the budget was never taken: ${JSON.stringify(now)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const line = Array.from({ length: 256 }, () => req('GET', '/_test/heavy?bytes=1&ms=0'));
+  for (const deadline = Date.now() + 30_000; ;) {
+    const now = await instance();
+    if (now.heavyWaiting === 256) break;
+    assert.ok(Date.now() < deadline, `the line never filled: ${JSON.stringify(now)}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const busy = await req('GET', '/_test/heavy?bytes=1&ms=0');
+  assert.equal(busy.status, 503, JSON.stringify(busy.json));
+  assert.equal(busy.json.error.code, 'busy');
+  assert.equal(busy.headers.get('Retry-After'), '1');
+  assert.equal((await holder).status, 200, 'the holder saw the refusal');
+  for (const res of await Promise.all(line)) assert.equal(res.status, 200, new TextDecoder().decode(res.bytes));
+  const now = await instance();
+  assert.deepEqual([now.heavyBytes, now.heavyWaiting, now.exchanges, now.asks], [0, 0, 0, 0], JSON.stringify(now));
+});
