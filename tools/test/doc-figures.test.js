@@ -73,6 +73,15 @@ test("worker/README.md's Limits are the front's", () => {
   const lifetime = read('token/token.go').match(/MaxLifetime = (\d+) \* 24 \* time.Hour/);
   assert.equal(limits["a token's lifetime"], `1 second to ${lifetime[1]} days`);
   assert.equal(limits['checkpoints kept'], `the last ${goConst(front, 'keptCheckpoints')} of a generation`);
+  const bounds = read('worker/front/bounds.go');
+  assert.match(read('worker/front/bridge_js.go'), /const requestDeadline = 5 \* time.Minute/);
+  assert.equal(limits['a request'], '5 minutes (503 `deadline`)');
+  assert.match(bounds, /heavyWait = 10 \* time.Second/);
+  assert.equal(
+    limits['snapshots, `/changes`, checkpoint deltas and snapshots'],
+    `a ${goConst(bounds, 'heavyBudget') / 2 ** 20} MiB budget a front, each request's share weighed from its filter's parameters; up to ${goConst(bounds, 'maxHeavyWaiting')} wait, 10 s at most, then 503 \`busy\``,
+  );
+  assert.match(worker, new RegExp(`Retry-After: ${goConst(bounds, 'heavyRetrySeconds')}`));
   // The same figures where the API table and the errors repeat them.
   assert.match(worker, new RegExp(`at most ${goConst(handler, 'maxShards')};`));
   assert.match(worker, /\| 413 \| `too_many_keys` \| more than 10 000 keys \|/);
@@ -118,9 +127,9 @@ test("worker/DESIGN.md's edge-cache figures are the front's", () => {
   assert.match(design, new RegExp(`keeps the last ${goConst(front, 'keptCheckpoints')} checkpoints`));
 });
 
-// Codes only the front and its shards speak between themselves, or that no
-// client receives (client_gone is logged for a client that went away).
-const internalCodes = new Set(['bad_meta_request', 'bad_shard_request', 'changes_gone', 'client_gone']);
+// Codes only the front and its shards speak between themselves, and the
+// front's test endpoints' (hooks.go, with EDGEBLOOM_TEST_HOOKS=1).
+const internalCodes = new Set(['bad_meta_request', 'bad_shard_request', 'changes_gone', 'gave_up']);
 
 test("worker/README.md's Errors are the codes the service answers, with their statuses", () => {
   const rows = table(worker, 'status');
@@ -144,6 +153,7 @@ test("worker/README.md's Errors are the codes the service answers, with their st
     StatusInternalServerError: 500,
     StatusBadGateway: 502,
     StatusServiceUnavailable: 503,
+    499: 499,
   };
   const made = [
     ...front.matchAll(/(?:errorf|internalError)\((?:http\.(\w+)|(\d+)), "([a-z_]+)"/g),
