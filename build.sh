@@ -28,6 +28,8 @@
 #   test-ecosystem  the packed package in other Node versions, Bun, Deno,
 #              edge-runtime, Vite, webpack and tsc (e2e/ecosystem/)
 #   test-worker  the Cloudflare Worker (worker/): Go handler tests and workerd tests
+#   test-docs  the code blocks of the docs, taken from the Markdown and run
+#              (tools/docblocks.mjs)
 #   test-examples  every example of examples/, the npm ones on the packed
 #              package, the Go ones as modules of their own
 #   example NAME  install the package packed from this checkout into
@@ -52,7 +54,7 @@ demo)
 	exec node web-demo/serve.js
 	;;
 test | test-go | lint | lint-go | test-module | test-redis | test-colly | test-parquet | test-modules | \
-	test-js | test-e2e | test-ecosystem | test-worker | test-examples | example | release-check)
+	test-js | test-e2e | test-ecosystem | test-worker | test-docs | test-examples | example | release-check)
 	exec node tools/suites.mjs "$@"
 	;;
 *)

@@ -221,8 +221,8 @@ func (f *BlockedFilter) ParquetBitset() []byte {
 func (f *BlockedFilter) Add(key []byte) bool {
 	// Add, AddString, Has and HasString each spell out their few lines
 	// rather than call a shared add(h) or has(h), which Go does not
-	// inline: one call a key fewer (bench/README.md, "The split-block
-	// kind").
+	// inline: one call a key fewer (bench/README.md, "Go's split-block
+	// kind, single keys, against blobloom").
 	h := xxh64Seed0(key)
 	b := f.block(h)
 	m0, m1, m2, m3 := masks(uint32(h))

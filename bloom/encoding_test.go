@@ -769,7 +769,7 @@ func formatExample() string {
 		p("f.AddString(%q)\n", k)
 		f.AddString(k)
 	}
-	p("```\n\nThe positions of each key (seed 0, m = %d):\n\n```\n", f.NumBits())
+	p("```\n\nThe positions of each key (seed 0, m = %d):\n\n```text\n", f.NumBits())
 	for _, k := range keys {
 		h1 := sumString(k, 0)
 		x, _ := bits.Mul64(h1, f.m)
@@ -789,7 +789,7 @@ func formatExample() string {
 		}
 	}
 	data := must(f.MarshalBinary())
-	p("```\n\nIts %d bytes, field by field:\n\n```\noffset  bytes                    field\n", len(data))
+	p("```\n\nIts %d bytes, field by field:\n\n```text\noffset  bytes                    field\n", len(data))
 	for _, row := range []struct {
 		off, n int
 		field  string
@@ -812,7 +812,7 @@ func formatExample() string {
 	} {
 		p("%-7d %-23s  %s\n", row.off, fmt.Sprintf("% x", data[row.off:row.off+row.n]), row.field)
 	}
-	p("```\n\nThe same as a hex dump:\n\n```\n%s```\n", hex.Dump(data))
+	p("```\n\nThe same as a hex dump:\n\n```text\n%s```\n", hex.Dump(data))
 
 	c := must(NewCountingWithSize(20, 2))
 	for _, k := range keys {
@@ -820,7 +820,7 @@ func formatExample() string {
 	}
 	c.AddString(keys[0])
 	p("\nA counting filter, `NewCountingWithSize(20, 2)`, after adding the first key twice and the second once "+
-		"(counters %v at positions %v and %v): 20 counters in %d words, low nibble first.\n\n```\n%s```\n",
+		"(counters %v at positions %v and %v): 20 counters in %d words, low nibble first.\n\n```text\n%s```\n",
 		counterList(c), c.Locations([]byte(keys[0])), c.Locations([]byte(keys[1])), len(c.words), hex.Dump(must(c.MarshalBinary())))
 
 	s := must(NewScalable(1, 0.01))
@@ -828,20 +828,20 @@ func formatExample() string {
 		s.AddString(k)
 	}
 	p("\nA scalable filter, `NewScalable(1, 0.01)`, after both keys: %d layers of %d and %d bits, each a complete classic "+
-		"record inside the payload, at offsets 64 and %d.\n\n```\n%s```\n",
+		"record inside the payload, at offsets 64 and %d.\n\n```text\n%s```\n",
 		s.Layers(), s.Layer(0).NumBits(), s.Layer(1).NumBits(), headerSize+s.Layer(0).EncodedSize(), hex.Dump(must(s.MarshalBinary())))
 
 	bl := must(NewBlockedWithSize(2))
 	p("\nA blocked filter, `NewBlockedWithSize(2)` (m = 512, k = 8, hash scheme 2), after both keys. " +
 		"Each key sets one bit in each of the eight 32-bit words of one block; the payload is the Parquet bitset, " +
-		"32 bytes a block, each word little-endian:\n\n```\n")
+		"32 bytes a block, each word little-endian:\n\n```text\n")
 	for _, k := range keys {
 		h := sumString(k, 0)
 		bl.AddString(k)
 		p("key %q: h = %#016x, block ((h >> 32) · 2) >> 32 = %d, bits (uint32(h) · salt[i]) >> 27 = %v\n",
 			k, h, (h>>32)*2>>32, wordBits(uint32(h)))
 	}
-	p("```\n\n```\n%s```\n", hex.Dump(must(bl.MarshalBinary())))
+	p("```\n\n```text\n%s```\n", hex.Dump(must(bl.MarshalBinary())))
 	return b.String()
 }
 

@@ -44,6 +44,7 @@ import {
   HEADER_SIZE,
   CHECKSUM_SIZE,
   MAX_HASHES,
+  CONTAINER_MAGIC,
 } from './abi.js';
 import {
   budgetRoom,
@@ -487,6 +488,24 @@ function output(f, skip = 0, trim = 0) {
   return bytes;
 }
 
+// Whether bytes start as a sharded container (a Worker's snapshot of a
+// filter of several shards) does: its magic, CONTAINER_MAGIC.
+const isContainer = (bytes) => [...CONTAINER_MAGIC].every((c, i) => bytes[i] === c.charCodeAt(0));
+
+// The error of a kind's fromBytes given a sharded container: what the bytes
+// hold, and the two calls that load them. Its code is ERR_NOT_FILTER, as
+// Go's bloom.Decode says of the same bytes.
+function containerError(Class, bytes) {
+  const shards = new DataView(bytes.buffer, bytes.byteOffset).getUint32(8, true);
+  return codedError(
+    Error,
+    'ERR_NOT_FILTER',
+    `edgebloom: ${Class.name}.fromBytes: these bytes are a sharded snapshot (magic "${CONTAINER_MAGIC}", ${shards} shards), ` +
+      'as the Worker sends for a filter of several shards, not one filter: load them with fromBytes(bytes), ' +
+      'which takes any filter or snapshot, or ShardedBloomFilter.fromBytes(bytes)',
+  );
+}
+
 /**
  * Loads a filter from bytes in the documented format: of kind want into
  * Class, or when Class is undefined, of any kind into its class in classes.
@@ -518,6 +537,7 @@ export function load(Class, input, opts, want, classes, record) {
   try {
     kind = call(e, OP_INSPECT, 0, 0, want ?? any, 0, 0, maxBits, fits);
   } catch (err) {
+    if (err.code === 'ERR_NOT_FILTER' && Class !== undefined && isContainer(bytes)) throw containerError(Class, bytes);
     const bits = new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(16, true);
     if (err.code !== 'ERR_TOO_LARGE' || bits > BigInt(maxBits)) throw err;
     throw codedError(

@@ -266,7 +266,10 @@ export class BloomFilter {
   /**
    * Loads a classic filter written by toBytes() or by Go's MarshalBinary.
    * The header is checked, and the size bound applied, before anything is allocated.
-   * @throws {Error} with code ERR_TRUNCATED, ERR_CORRUPT, ERR_CHECKSUM, ERR_NOT_FILTER,
+   * A Worker's snapshot of a filter of several shards is not one: load it
+   * with fromBytes(bytes), which takes any filter or snapshot.
+   * @throws {Error} with code ERR_TRUNCATED, ERR_CORRUPT, ERR_CHECKSUM, ERR_NOT_FILTER
+   *   (a sharded snapshot among them, with a message naming fromBytes),
    *   ERR_VERSION, ERR_KIND or ERR_TOO_LARGE.
    */
   static fromBytes(bytes: Uint8Array | ArrayBuffer | ArrayBufferView, options?: FromBytesOptions): BloomFilter;
@@ -497,7 +500,12 @@ export function applyDelta(
   cursor: string,
 ): string;
 
-/** Loads a filter of any kind, or a sharded container, from bytes in the documented formats. */
+/**
+ * Loads a filter of any kind, or a Worker's snapshot (a sharded container,
+ * as a ShardedBloomFilter), from bytes in the documented formats: a
+ * Uint8Array, an ArrayBuffer (what fetch's arrayBuffer() and wrangler's Data
+ * imports give) or any typed array.
+ */
 export function fromBytes(
   bytes: Uint8Array | ArrayBuffer | ArrayBufferView,
   options?: FromBytesOptions,

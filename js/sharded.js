@@ -1,5 +1,5 @@
 // Sharded containers: one filter split into shards, as the edgebloom Worker
-// publishes its snapshots (worker/README.md, "Snapshot container"). A key
+// publishes its snapshots (docs/format.md, "Sharded containers"). A key
 // belongs to shard router.positions(key)[0], where the router is a classic
 // filter with m = shards and k = 1, so Go, the Worker and this module route
 // every key alike.

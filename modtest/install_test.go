@@ -166,19 +166,24 @@ func bash(t *testing.T, dir string, env []string, script string) string {
 
 var requireFlag = regexp.MustCompile(`-require=([^@\s]+)@`)
 
-// TestReadmeInstall runs each Go line of the README's Install in a new
-// module whose code is the README's Go code for that module (its quick
-// start: the import block and the body of main), or an import of the
-// module where the README shows none, and builds it; and the CLI's line,
-// then runs the command.
+// TestReadmeInstall runs each Go line of the README's Install and of
+// docs/install.md's steps from a clone in a new module whose code is the
+// README's Go code for that module (its quick start: the import block and
+// the body of main), or an import of the module where the README shows
+// none, and builds it; and the CLI's line, then runs the command from
+// $(go env GOPATH)/bin, where docs/install.md says it is.
 func TestReadmeInstall(t *testing.T) {
 	repo := repoRoot(t)
-	b, err := os.ReadFile(filepath.Join(repo, "README.md"))
-	if err != nil {
-		t.Fatal(err)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(repo, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
 	}
-	readme := string(b)
-	install := section(t, readme, "## Install", "Once a release exists")
+	readme := read("README.md")
+	install := section(t, readme, "## Install", "## Quick start") +
+		section(t, read("docs/install.md"), "## From a clone", "## Once a release exists")
 	code := snippets(t, readme)
 	home := sharedHome(t)
 	env := installEnv(t, home)
@@ -187,7 +192,7 @@ func TestReadmeInstall(t *testing.T) {
 	var lines []string
 	for _, block := range blocks(install, "sh") {
 		for _, line := range strings.Split(block, "\n") {
-			if strings.HasPrefix(line, "go ") || strings.Contains(line, " go install ") {
+			if (strings.HasPrefix(line, "go ") || strings.Contains(line, " go install ")) && !slices.Contains(lines, line) {
 				lines = append(lines, line)
 			}
 		}
@@ -239,7 +244,7 @@ func TestReadmeInstall(t *testing.T) {
 	}
 	for _, mod := range modules() {
 		if !covered[mod] {
-			t.Errorf("the README's Install has no line for %s", mod)
+			t.Errorf("the README's Install and docs/install.md have no line for %s", mod)
 		}
 	}
 	for _, s := range code {

@@ -137,6 +137,25 @@ export function startServer(cmd, args, { cwd, env = {} } = {}) {
   });
 }
 
+/**
+ * Ends the process group of child, a group leader (spawned detached): SIGTERM,
+ * then SIGKILL when it is still there 5 s later; resolves once exited (the
+ * child's exit, as a promise) has.
+ */
+export async function endGroup(child, exited) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGTERM');
+  } catch {}
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {}
+  }, 5000);
+  await exited;
+  clearTimeout(timer);
+}
+
 /** Returns a free TCP port on 127.0.0.1. */
 export async function freePort() {
   const srv = createServer().listen(0, '127.0.0.1');

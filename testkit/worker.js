@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Miniflare } from 'miniflare';
-import { freePort, repoRoot } from './process.js';
+import { endGroup, freePort, repoRoot } from './process.js';
 import { bundleOptions } from './workerd.js';
 
 export const WORKER_DIR = join(repoRoot, 'worker');
@@ -226,19 +226,7 @@ async function startServer({ command, cwd, env, port, timeoutMs, probe }) {
   child.stdout.on('data', (d) => (log += d));
   child.stderr.on('data', (d) => (log += d));
   const exited = once(child, 'exit');
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return;
-    try {
-      process.kill(-child.pid, 'SIGTERM');
-    } catch {}
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {}
-    }, 5000);
-    await exited;
-    clearTimeout(timer);
-  };
+  const stop = () => endGroup(child, exited);
   const base = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + timeoutMs;
   for (;;) {

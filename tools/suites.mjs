@@ -328,6 +328,13 @@ async function testWorkerJs(io) {
   await nodeTest(io, '--test-concurrency=2', 'worker/test/');
 }
 
+// The docs' code blocks, taken from the Markdown and run
+// (tools/docblocks.mjs says which and how).
+async function testDocs(io) {
+  log(io, "docs' code blocks (tools/docblocks.mjs)");
+  await run(io, process.execPath, ['tools/docblocks.mjs']);
+}
+
 // pack packs the package as npm publishes it into a temporary directory and
 // returns [the tarball, a function that removes it].
 async function pack(io) {
@@ -407,6 +414,7 @@ export const targets = {
   'test-js': withBuild(testJs),
   'test-e2e': withBuild(testE2e),
   'test-ecosystem': withBuild(testEcosystem),
+  'test-docs': withBuild(testDocs),
   'test-worker': withBuild(async (io) => {
     await testModule(io, 'worker');
     await testWorkerJs(io);
@@ -437,7 +445,10 @@ export const targets = {
     await lintJs(io);
     await testGo(io);
     build();
-    await beside(io, testEcosystem, testJs);
+    await beside(io, testEcosystem, async (io) => {
+      await testJs(io);
+      await testDocs(io);
+    });
     await beside(io, testExamples, async (io) => {
       await testE2e(io);
       await testWorkerJs(io);

@@ -1,7 +1,7 @@
 // Keeps a copy of an edgebloom service filter in this page: loaded from
 // IndexedDB if a copy is there, else from the snapshot of the service's
 // latest checkpoint, then kept up on a timer with the deltas between
-// checkpoints (worker/README.md, "Syncing through checkpoints"), which every
+// checkpoints (worker/README.md, "Snapshots and local copies"), which every
 // reader of the filter shares from the edge cache: a million pages cost the
 // service what one does. After each sync the copy and its checkpoint go
 // back to IndexedDB, so a reload resumes with a delta, not the snapshot.

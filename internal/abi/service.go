@@ -5,7 +5,7 @@ package abi
 // take them from here, generated into worker/shard/abi.js.
 
 // MaxShardBits bounds one shard's bitset: 2^28 bits, 32 MiB. A Durable
-// Object isolate has 128 MB: see worker/README.md, "Capacity and memory".
+// Object isolate has 128 MB: see worker/DESIGN.md, "Capacity and memory".
 const MaxShardBits = 1 << 28
 
 // A log row of a shard: the filter's count after the add (uint64), then the

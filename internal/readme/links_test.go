@@ -12,7 +12,7 @@ import (
 
 // The pages whose relative links are checked: the README, the pages it
 // leads to, and the other READMEs of the repository.
-var pages = []string{"README.md", "docs/*.md", "worker/README.md", "bench/README.md", "bloom/testdata/README.md"}
+var pages = []string{"README.md", "docs/*.md", "worker/*.md", "worker/bench/README.md", "bench/README.md", "bloom/testdata/README.md", "examples/*/README.md"}
 
 var (
 	codeFence = regexp.MustCompile("(?ms)^```.*?^```")

@@ -2,7 +2,7 @@
 // and bad input.
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { init, BloomFilter, ShardedBloomFilter, fromBytes } from 'edgebloom';
+import { init, BloomFilter, BlockedBloomFilter, CountingBloomFilter, ShardedBloomFilter, fromBytes } from 'edgebloom';
 import { crawlerURLs, shardedContainer } from './helpers.js';
 
 const container = (shards, keys) => shardedContainer({ BloomFilter, ShardedBloomFilter }, shards, keys);
@@ -65,4 +65,21 @@ test('bad containers are refused with a code', () => {
     code: 'ERR_NOT_FILTER',
   });
   assert.equal(fromBytes(good).has('b'), true, 'the module keeps working');
+});
+
+test("a kind's fromBytes given a sharded snapshot says what the bytes hold and what loads them", () => {
+  const snapshot = container(3, ['a', 'b', 'c']);
+  for (const Kind of [BloomFilter, BlockedBloomFilter, CountingBloomFilter]) {
+    assert.throws(
+      () => Kind.fromBytes(snapshot),
+      (err) =>
+        err.code === 'ERR_NOT_FILTER' &&
+        /sharded/.test(err.message) &&
+        /3 shards/.test(err.message) &&
+        /\bfromBytes\(bytes\)/.test(err.message) &&
+        /ShardedBloomFilter\.fromBytes/.test(err.message),
+      Kind.name,
+    );
+  }
+  assert.equal(fromBytes(snapshot).has('c'), true, 'fromBytes loads it, as the message says');
 });

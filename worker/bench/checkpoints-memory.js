@@ -1,5 +1,5 @@
 // What a kept front instance holds after serving readers (README.md,
-// "Syncing through checkpoints"): Go's memory (runtime.MemStats.Sys, from
+// "Memory of the kept Go front"): Go's memory (runtime.MemStats.Sys, from
 // GET /_test/instance) before and after `count` requests of one kind, one
 // after the other, in the Worker in Miniflare (built as "wrangler deploy"
 // builds it), after 300 of the same kind to warm it up: "latest" answered

@@ -7,7 +7,7 @@
 //
 //   node worker/bench/shards.js [requests per size, default 60]
 //
-// It prints a Markdown table (README.md, "Benchmarks").
+// It prints a Markdown table (README.md, "Shards: adds, checks, compaction, loads, snapshots").
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,5 +1,5 @@
-// What keeping a local copy in sync costs (README.md, "Keeping a local copy
-// in sync"): a 1 M-key filter at 1% in the Worker (Miniflare, built as
+// What keeping a local copy in sync costs (README.md, "Local copies:
+// /changes"): a 1 M-key filter at 1% in the Worker (Miniflare, built as
 // "wrangler deploy" builds it), filled with `fill` keys; a copy takes the
 // snapshot from GET /changes, then each round 1 000 new keys are added and
 // the copy syncs with ?since=CURSOR. It reports the bytes a sync transfers

@@ -26,9 +26,10 @@ import (
 // release (a body handed to JS as a ReadableStream keeps its pull and
 // cancel functions and a 16 KiB buffer; a promise awaited keeps whichever
 // of then and catch did not run). So bodies cross here as bytes, and the
-// program makes exactly two callbacks, once, at start: serve, which JS
-// calls with each request, and settle, which JS calls when something Go
-// asked of it is done. syumai/workers still provides the rest (its glue,
+// program makes exactly three callbacks, once, at start: serve, which JS
+// calls with each request, settle, which JS calls when something Go asked
+// of it is done, and cancel, which JS calls when a request's client goes
+// away. syumai/workers still provides the rest (its glue,
 // the runtime context, cloudflare.Getenv, Ready).
 //
 // Each request gets a JS function, post, that Go calls with what it needs

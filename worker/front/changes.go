@@ -35,8 +35,8 @@ const maxShardRecord = abi.MaxShardRecord
 // changes answers GET /v1/filters/{name}/changes: without since, the
 // snapshot and the cursor of what it holds; with since=CURSOR, a delta
 // from that cursor (docs/format.md, "Deltas"), or the snapshot again when
-// the shards no longer hold what the cursor needs. See worker/README.md,
-// "Keeping a local copy in sync".
+// the shards no longer hold what the cursor needs. See worker/DESIGN.md,
+// "Local copies".
 func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Request, name string) error {
 	var since *snapshot.Cursor
 	if q := r.URL.Query(); q.Has("since") {

@@ -17,7 +17,7 @@ import (
 )
 
 // Checkpoints: the read path whose cost does not grow with the number of
-// readers (README.md, "Syncing through checkpoints"). The service publishes
+// readers (DESIGN.md, "Checkpoints"). The service publishes
 // a filter's cursor as a numbered checkpoint at most once every
 // EDGEBLOOM_CHECKPOINT_SECONDS; the deltas between two checkpoints never
 // change, so every reader of a colo shares one cached copy of each:

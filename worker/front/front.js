@@ -3,8 +3,8 @@
 // syumai/workers' own entry module (the worker.mjs its workers-assets-gen
 // generates, which build.sh leaves out) makes a new Go instance for every request, and its program
 // exits once the response is read: every request paid Go's start and the
-// init of every package the front links before any work (README.md, "What
-// a request costs"). This module starts the program once (main.go signals
+// init of every package the front links before any work (worker/bench/README.md,
+// "CPU a request"). This module starts the program once (main.go signals
 // workers.Ready and blocks) and hands it every request.
 //
 // A kept instance keeps whatever a request leaves behind, so requests do

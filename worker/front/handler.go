@@ -29,7 +29,7 @@ const (
 	// shard.js takes from abi.js). The shard never encodes its filter whole
 	// (an add logs the bits it set, compaction and snapshots read byte
 	// ranges, a load writes chunk by chunk), so the engine's memory stays
-	// near the bitset (worker/README.md, "Capacity and memory"); a
+	// near the bitset (worker/DESIGN.md, "Capacity and memory"); a
 	// snapshot is sent a megabyte at a time (snapshot-stream.js).
 	maxShardBits = abi.MaxShardBits
 )

@@ -52,8 +52,8 @@ import (
 //	                     row Q, empty when P is Q, with X-Edgebloom-Position
 //	                     E:Q;
 //	                     410 changes_gone when the shard no longer holds the
-//	                     rows after P of epoch E (see worker/README.md,
-//	                     "Keeping a local copy in sync")
+//	                     rows after P of epoch E (see worker/DESIGN.md,
+//	                     "Local copies")
 //	  DELETE /shard    → 204
 //	object "ckpt:{name}", the filter's checkpoints (shard/checkpoint-object.js,
 //	checkpoints.go):

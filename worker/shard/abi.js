@@ -2,7 +2,7 @@
 // The edge service's limits and layouts: see that file.
 
 // MaxShardBits bounds one shard's bitset: 2^28 bits, 32 MiB. A Durable
-// Object isolate has 128 MB: see worker/README.md, "Capacity and memory".
+// Object isolate has 128 MB: see worker/DESIGN.md, "Capacity and memory".
 export const MAX_SHARD_BITS = 268435456;
 
 // A log row of a shard: the filter's count after the add (uint64), then the

@@ -1,7 +1,7 @@
 // A shard's storage in its Durable Object's SQLite: the filter as chunks,
 // plus an append-only log of what each add changed since the chunks were
 // last rebuilt, plus the history of what the log held before. See
-// README.md, "Persistence".
+// DESIGN.md, "Persistence: chunks and the log".
 //
 //   chunks (i, data, crc)   chunk -1: the 64-byte header and the 8-byte
 //                           checksum of the filter's encoding; chunks 0..n-1:
@@ -431,7 +431,7 @@ export class Store {
    *
    * The chunks' CRC-32s are read only when the checksum fails, to name the
    * damaged chunk: the checksum (XXH64, in the engine) covers every byte
-   * they cover, in a fraction of the time (worker/README.md, "Capacity and
+   * they cover, in a fraction of the time (worker/DESIGN.md, "Capacity and
    * memory", measured by bench/shard-cost.js), and a shard that gave its
    * filter back to make room for another loads it again on its next
    * request, so a load is on the path of requests.

@@ -1,4 +1,4 @@
-// Sync through checkpoints (README.md, "Syncing through checkpoints")
+// Sync through checkpoints (DESIGN.md, "Checkpoints")
 // against the Worker in workerd (Miniflare, whose Cache API is a real
 // cache): copies that follow a filter only through /checkpoints end byte
 // for byte as /snapshot with every acknowledged key, and the requests the
