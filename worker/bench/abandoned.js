@@ -14,6 +14,7 @@
 //   node worker/bench/abandoned.js [BURST, default 300] [idle deadline in s, default 120]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { rss, startDev, startWranglerDev, TOKEN, workerdProcesses } from '../../testkit/worker.js';
 
@@ -103,6 +104,18 @@ try {
       if (left.length) await new Promise((r) => setTimeout(r, 200));
     }
   }
+  // workerd's own port beside wrangler's proxy: the port of a workerd
+  // process of wrangler dev's that answers /_test/instance as the front.
+  const listening = execFileSync('ss', ['-ltnpH'], { encoding: 'utf8' });
+  let direct;
+  for (const pid of pids()) {
+    for (const [, port] of listening.matchAll(new RegExp(`127\\.0\\.0\\.1:(\\d+) .*pid=${pid},`, 'g'))) {
+      if (Number(port) === w.port || direct) continue;
+      const a = await ask(`http://127.0.0.1:${port}`, '/_test/instance', 3000);
+      if (typeof a.json === 'object' && a.json.instance) direct = `http://127.0.0.1:${port}`;
+    }
+  }
+  console.log(`wrangler's proxy: ${w.base}; workerd's own port: ${direct ?? 'none found'}`);
   const before = await ask(w.base, '/_test/instance', 5000);
   const rssBefore = rss(pids());
   const paths = Array.from({ length: BURST }, (_, i) => {
@@ -128,8 +141,18 @@ try {
   let last;
   const deadline = Date.now() + IDLE_S * 1000;
   for (;;) {
-    last = await ask(w.base, '/_test/instance', 5000);
+    const at = performance.now() - t0;
+    let other;
+    [last, other] = await Promise.all([
+      ask(w.base, '/_test/instance', 5000),
+      direct ? ask(direct, '/_test/instance', 5000) : undefined,
+    ]);
     asks.push(last);
+    const show = (a) =>
+      a
+        ? `${a.error ?? a.status} in ${a.ms.toFixed(0)} ms ${typeof a.json === 'object' ? `exchanges ${a.json.exchanges}, waiting ${a.json.heavyWaiting}` : ''}`
+        : '-';
+    console.log(`  ${(at / 1000).toFixed(1)} s: through the proxy ${show(last)}; workerd's own port ${show(other)}`);
     const j = last.json;
     if (j?.exchanges === 0 && j.asks === 0 && j.heavyWaiting === 0 && j.heavyBytes === 0) break;
     if (Date.now() > deadline) break;
