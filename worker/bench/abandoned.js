@@ -49,7 +49,7 @@ async function ask(base, path, ms) {
     const json = (res.headers.get('Content-Type') ?? '').startsWith('application/json') ? JSON.parse(text) : text;
     return { status: res.status, json, ms: performance.now() - t0 };
   } catch (err) {
-    return { error: err.name, ms: performance.now() - t0 };
+    return { error: err.cause?.code ? `${err.name} (${err.cause.code})` : err.name, ms: performance.now() - t0 };
   }
 }
 
@@ -138,6 +138,7 @@ try {
   const sent = performance.now() - t0;
   // Until the front is idle, or the deadline.
   const asks = [];
+  const directAsks = [];
   let last;
   const deadline = Date.now() + IDLE_S * 1000;
   for (;;) {
@@ -148,6 +149,7 @@ try {
       direct ? ask(direct, '/_test/instance', 5000) : undefined,
     ]);
     asks.push(last);
+    if (other) directAsks.push(other);
     const show = (a) =>
       a
         ? `${a.error ?? a.status} in ${a.ms.toFixed(0)} ms ${typeof a.json === 'object' ? `exchanges ${a.json.exchanges}, waiting ${a.json.heavyWaiting}` : ''}`
@@ -162,7 +164,7 @@ try {
   const rssAfter = rss(pids());
   const first = asks[0];
   const unanswered = asks.filter((a) => a.json === undefined || typeof a.json === 'string').length;
-  const most = asks.reduce(
+  const most = [...asks, ...directAsks].reduce(
     (m, a) =>
       typeof a.json === 'object'
         ? {
@@ -179,7 +181,7 @@ try {
     `first GET /_test/instance after the burst: ${first.error ?? first.status} in ${first.ms.toFixed(0)} ms ${typeof first.json === 'object' ? JSON.stringify(first.json) : ''}`,
   );
   console.log(
-    `asks of /_test/instance: ${asks.length}, without an answer in 5 s or not 200: ${unanswered}; most exchanges seen ${most.exchanges}, most waiting for the budget ${most.heavyWaiting}`,
+    `asks of /_test/instance through the proxy: ${asks.length}, without an answer in 5 s or not 200: ${unanswered}; most exchanges seen (either way) ${most.exchanges}, most waiting for the budget ${most.heavyWaiting}`,
   );
   const idle = typeof last.json === 'object' && last.json.exchanges === 0 && last.json.heavyWaiting === 0;
   console.log(
