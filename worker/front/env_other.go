@@ -6,9 +6,9 @@
 package main
 
 import (
+	"log"
+	"net/http"
 	"os"
-
-	"github.com/syumai/workers"
 )
 
 // newServer serves with the shards in memory, for "go run ./front" on the
@@ -22,9 +22,17 @@ func newServer() *Server {
 	}
 }
 
-// serve serves s on the host with net/http (syumai/workers listens on
-// :9900, or PORT).
-func serve(s *Server) { workers.Serve(s) }
+// serve serves s on the host with net/http, on 127.0.0.1 only, port 9900
+// or PORT.
+func serve(s *Server) {
+	port := os.Getenv("PORT")
+	if port == "" {
+		port = "9900"
+	}
+	addr := "127.0.0.1:" + port
+	log.Printf("edgebloom: serving on http://%s", addr)
+	log.Fatal(http.ListenAndServe(addr, s))
+}
 
 // exitProgram does nothing on the host: "go run ./front" and the handler
 // tests share their process with the caller.
