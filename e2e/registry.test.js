@@ -41,6 +41,7 @@ const expected = [
     'keys',
     'load',
     'node',
+    'rice',
     'scalable',
     'sharded',
     'sizing',
