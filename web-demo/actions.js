@@ -13,6 +13,18 @@ import { popUndo, pushUndo, restoreRecord, undoSteps } from './history.js';
 
 // ---------- making and replacing the filter ----------
 
+// forgetKeys empties what the page knows of the keys added (which set each
+// bit, what was typed, the log): a new filter, or one reset, starts bare.
+function forgetKeys() {
+  state.keyCounts = new Map();
+  state.typedKeys = [];
+  state.bulkKeys = 0;
+  state.forced = 0;
+  state.bitKeys = new Map();
+  state.highlight = new Map();
+  state.history = [];
+}
+
 export function useFilter(filter, fromFile = '', plannedN = 0) {
   state.filter?.free();
   state.filter = filter;
@@ -22,13 +34,7 @@ export function useFilter(filter, fromFile = '', plannedN = 0) {
   state.k = s.hashes;
   state.fromFile = fromFile;
   state.added = s.count;
-  state.keyCounts = new Map();
-  state.typedKeys = [];
-  state.bulkKeys = 0;
-  state.forced = 0;
-  state.bitKeys = new Map();
-  state.highlight = new Map();
-  state.history = [];
+  forgetKeys();
   buildGrid();
   refresh();
   $('verdict').replaceChildren();
@@ -65,13 +71,7 @@ export function resetFilter() {
   state.filter.clear();
   state.fromFile = '';
   state.added = 0;
-  state.keyCounts = new Map();
-  state.typedKeys = [];
-  state.bulkKeys = 0;
-  state.forced = 0;
-  state.bitKeys = new Map();
-  state.highlight = new Map();
-  state.history = [];
+  forgetKeys();
   refresh();
   say(
     el('p', {
