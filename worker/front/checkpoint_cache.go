@@ -97,6 +97,30 @@ func (m *makers) busy(key string) bool {
 	return ok
 }
 
+// lookOrMake looks key up in the edge cache (match) and, on a miss, waits
+// for the request of this instance that makes it, or claims it. hit says
+// match found it; else the caller makes the answer and calls done, which
+// gives the claim back: only the request that claimed key gives it back,
+// and one that gave up waiting makes its own and leaves the claim to its
+// maker. err is the request's end when its client left while it waited:
+// there is nothing to make then.
+func lookOrMake(ctx context.Context, key string, match func() bool) (hit bool, done func(), err error) {
+	if match() {
+		return true, nil, nil
+	}
+	claimed := beingMade.start(key)
+	if !claimed && await(ctx, key, match) {
+		return true, nil, nil
+	}
+	if err := endedError(ctx); err != nil {
+		return false, nil, err
+	}
+	if claimed {
+		return false, func() { beingMade.done(key) }, nil
+	}
+	return false, func() {}, nil
+}
+
 // await polls the cache for key while another request makes it; it stops
 // when ctx's request ends (its client left).
 func await(ctx context.Context, key string, match func() bool) bool {
@@ -126,21 +150,15 @@ func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAn
 		}
 		return a != nil
 	}
-	if match() {
-		return a, true, nil
-	}
-	claimed := beingMade.start(key)
-	if !claimed && await(ctx, key, match) {
-		return a, true, nil
-	}
-	if err := endedError(ctx); err != nil {
-		// The client left while it waited: nothing to make.
+	hit, done, err := lookOrMake(ctx, key, match)
+	if err != nil {
 		return nil, false, err
 	}
-	if claimed {
-		defer beingMade.done(key)
+	if hit {
+		return a, true, nil
 	}
-	a, err := build()
+	defer done()
+	a, err = build()
 	if err == nil {
 		// The client's copy is private: it was sent to a request with a
 		// token, and a shared cache on the way must not give it to one

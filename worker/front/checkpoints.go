@@ -420,22 +420,14 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 		res = cacheMatchStream(ctx, key)
 		return res != nil
 	}
-	if match() {
-		return writeCachedStream(w, res, "hit")
-	}
-	claimed := beingMade.start(key)
-	if !claimed && await(ctx, key, match) {
-		return writeCachedStream(w, res, "hit")
-	}
-	if err := endedError(ctx); err != nil {
-		// The client left while it waited: nothing to make.
+	hit, done, err := lookOrMake(ctx, key, match)
+	if err != nil {
 		return err
 	}
-	if claimed {
-		// Only the request that claimed key gives it back: one that gave
-		// up waiting makes its own, and leaves the claim to its maker.
-		defer beingMade.done(key)
+	if hit {
+		return writeCachedStream(w, res, "hit")
 	}
+	defer done()
 	p, cs, err := s.checkpointsOf(ctx, name, g, b)
 	if err != nil {
 		return err
