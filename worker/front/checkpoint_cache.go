@@ -140,8 +140,10 @@ func await(ctx context.Context, key string, match func() bool) bool {
 }
 
 // cached returns the answer under key from the cache, or makes it with
-// build and keeps it for maxAge seconds.
-func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAnswer, error)) (*cachedAnswer, bool, error) {
+// build and keeps it for maxAge seconds. A request that makes it first
+// takes its share of the front's budget with enter (nil: the caller holds
+// one already, or the answer is cheap); one the cache answers takes none.
+func cached(ctx context.Context, key string, maxAge int, enter func() (func(), error), build func() (*cachedAnswer, error)) (*cachedAnswer, bool, error) {
 	var a *cachedAnswer
 	match := func() bool {
 		if a = cacheMatch(ctx, key); a != nil {
@@ -158,6 +160,13 @@ func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAn
 		return a, true, nil
 	}
 	defer done()
+	if enter != nil {
+		leave, err := enter()
+		if err != nil {
+			return nil, false, err
+		}
+		defer leave()
+	}
 	a, err = build()
 	if err == nil {
 		// The client's copy is private: it was sent to a request with a
@@ -197,8 +206,7 @@ func cacheKey(name string, generation uint64, what string) string {
 
 // writeCachedStream sends a response from the cache, with the client's
 // Cache-Control.
-func writeCachedStream(w http.ResponseWriter, res *http.Response, how string) error {
-	defer res.Body.Close()
+func writeCachedStream(w http.ResponseWriter, res *cachedStream, how string) error {
 	h := w.Header()
 	for _, k := range []string{"Content-Type", "Content-Disposition", "Content-Length", "X-Edgebloom-Format", "X-Edgebloom-Cursor", "X-Edgebloom-Checkpoint"} {
 		if v := res.Header.Get(k); v != "" {
@@ -207,8 +215,7 @@ func writeCachedStream(w http.ResponseWriter, res *http.Response, how string) er
 	}
 	h.Set("Cache-Control", "private, max-age="+strconv.Itoa(snapshotSeconds()))
 	h.Set("X-Edgebloom-Cache", how)
-	w.WriteHeader(http.StatusOK)
-	io.Copy(w, res.Body)
+	res.writeTo(w, http.StatusOK)
 	return nil
 }
 

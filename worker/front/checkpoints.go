@@ -192,7 +192,7 @@ func (s *Server) latestCheckpoint(ctx context.Context, w http.ResponseWriter, r 
 	// Kept under the generation of the parameters, read at most metaMaxAge
 	// ago: a stale entry costs one retry with the parameters read again.
 	return s.withParamsWithin(ctx, name, metaMaxAge, func(p filterParams) error {
-		a, hit, err := cached(ctx, cacheKey(name, p.Generation, "latest"), maxAge, func() (*cachedAnswer, error) {
+		a, hit, err := cached(ctx, cacheKey(name, p.Generation, "latest"), maxAge, nil, func() (*cachedAnswer, error) {
 			l, err := s.checkpoints(ctx, name, p, true)
 			if err != nil {
 				return nil, err
@@ -221,14 +221,14 @@ func (s *Server) latestCheckpoint(ctx context.Context, w http.ResponseWriter, r 
 
 // checkpointDelta answers the delta from checkpoint a to checkpoint b of
 // generation g: what GET /changes?since=(a's cursor) answers when the
-// shards are at b's cursor, byte for byte.
+// shards are at b's cursor, byte for byte. A reader the edge cache answers
+// takes no share of the front's budget; one that makes the delta takes
+// what making it holds (deltaWeight).
 func (s *Server) checkpointDelta(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, a, b uint64) error {
-	leave, err := s.enterHeavy(ctx, name, func(p filterParams) int64 { return deltaWeight(p, b-a) })
-	if err != nil {
-		return err
+	enter := func() (func(), error) {
+		return s.enterHeavy(ctx, name, func(p filterParams) int64 { return deltaWeight(p, b-a) })
 	}
-	defer leave()
-	ans, hit, err := s.deltaBetween(ctx, name, g, a, b)
+	ans, hit, err := s.deltaBetween(ctx, name, g, a, b, enter)
 	if err != nil {
 		return err
 	}
@@ -236,9 +236,11 @@ func (s *Server) checkpointDelta(ctx context.Context, w http.ResponseWriter, r *
 	return nil
 }
 
-func (s *Server) deltaBetween(ctx context.Context, name string, g, a, b uint64) (*cachedAnswer, bool, error) {
+// deltaBetween returns the delta from checkpoint a to b from the cache, or
+// makes it after enter (nil: within a share taken already).
+func (s *Server) deltaBetween(ctx context.Context, name string, g, a, b uint64, enter func() (func(), error)) (*cachedAnswer, bool, error) {
 	key := cacheKey(name, g, fmt.Sprintf("%d/delta?from=%d", b, a))
-	return cached(ctx, key, immutableSeconds, func() (*cachedAnswer, error) {
+	return cached(ctx, key, immutableSeconds, enter, func() (*cachedAnswer, error) {
 		var body []byte
 		var err error
 		if b == a+1 {
@@ -363,7 +365,7 @@ func (s *Server) mergedDelta(ctx context.Context, name string, g, a, b uint64) (
 	var merged *snapshot.Delta
 	byShard := map[uint32]int{}
 	for n := a; n < b; n++ {
-		ans, _, err := s.deltaBetween(ctx, name, g, n, n+1)
+		ans, _, err := s.deltaBetween(ctx, name, g, n, n+1, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -409,13 +411,8 @@ func (s *Server) mergedDelta(ctx context.Context, name string, g, a, b uint64) (
 // kept nowhere. Where the cache keeps nothing, the shards are still read
 // once for the answer.
 func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, b uint64) error {
-	leave, err := s.enterHeavy(ctx, name, snapshotWeight)
-	if err != nil {
-		return err
-	}
-	defer leave()
 	key := cacheKey(name, g, fmt.Sprintf("%d/snapshot", b))
-	var res *http.Response
+	var res *cachedStream
 	match := func() bool {
 		res = cacheMatchStream(ctx, key)
 		return res != nil
@@ -428,6 +425,13 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 		return writeCachedStream(w, res, "hit")
 	}
 	defer done()
+	// Only the request that streams it from the shards takes a share of
+	// the budget: a hit streams the cache's body through a copy buffer.
+	leave, err := s.enterHeavy(ctx, name, snapshotWeight)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	p, cs, err := s.checkpointsOf(ctx, name, g, b)
 	if err != nil {
 		return err
