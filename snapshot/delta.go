@@ -110,7 +110,9 @@ func ParseCursor(token string) (Cursor, error) {
 	if len(token) > maxCursorBytes {
 		return bad("too long")
 	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	// Strict, as tokens are: one spelling of each cursor, no bits set
+	// after the last byte.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(b) == 0 || b[0] != abi.CursorVersion {
 		return bad("not base64url of a version 1 cursor")
 	}

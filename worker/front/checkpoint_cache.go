@@ -273,17 +273,20 @@ type cacheTee struct {
 	put    cacheWriter
 }
 
+// WriteHeader sends the status once: a later call, as every Write makes,
+// sends nothing again.
 func (t *cacheTee) WriteHeader(status int) {
-	if !t.opened {
-		t.opened = true
-		if status == http.StatusOK {
-			stored := t.Header().Clone()
-			stored.Del("X-Edgebloom-Cache")
-			stored.Set("Cache-Control", "public, max-age="+strconv.Itoa(t.maxAge))
-			length, err := strconv.ParseInt(stored.Get("Content-Length"), 10, 64)
-			if err == nil && length <= maxCachedSnapshot {
-				t.put, _ = openCachePut(t.ctx, t.key, stored, length)
-			}
+	if t.opened {
+		return
+	}
+	t.opened = true
+	if status == http.StatusOK {
+		stored := t.Header().Clone()
+		stored.Del("X-Edgebloom-Cache")
+		stored.Set("Cache-Control", "public, max-age="+strconv.Itoa(t.maxAge))
+		length, err := strconv.ParseInt(stored.Get("Content-Length"), 10, 64)
+		if err == nil && length <= maxCachedSnapshot {
+			t.put, _ = openCachePut(t.ctx, t.key, stored, length)
 		}
 	}
 	t.ResponseWriter.WriteHeader(status)

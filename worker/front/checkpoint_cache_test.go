@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 )
@@ -130,5 +131,36 @@ func TestSlowMakerReleasesNothingOfTheTakeOver(t *testing.T) {
 	}
 	if beingMade.busy(key) {
 		t.Fatal("the claim is held after its holder finished")
+	}
+}
+
+// countingWriter counts the WriteHeader calls that reach it.
+type countingWriter struct {
+	*httptest.ResponseRecorder
+	headers int
+}
+
+func (c *countingWriter) WriteHeader(status int) {
+	c.headers++
+	c.ResponseRecorder.WriteHeader(status)
+}
+
+// A snapshot streamed through the cache's tee sends its status once,
+// however many writes its body takes (net/http logs "superfluous
+// WriteHeader" for every other).
+func TestCacheTeeWritesTheHeaderOnce(t *testing.T) {
+	w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+	w.Header().Set("Content-Length", "6")
+	tee := &cacheTee{ResponseWriter: w, ctx: context.Background(), key: cacheKey("tee", 1, "snapshot"), maxAge: 60}
+	tee.WriteHeader(http.StatusOK)
+	for _, part := range []string{"ab", "cd", "ef"} {
+		tee.Write([]byte(part))
+	}
+	tee.end(true)
+	if w.headers != 1 || w.Body.String() != "abcdef" {
+		t.Fatalf("WriteHeader reached the client's writer %d times, body %q; want once, abcdef", w.headers, w.Body.String())
+	}
+	if a := cacheMatch(context.Background(), tee.key); a == nil || string(a.body) != "abcdef" {
+		t.Fatal("the whole answer was not kept")
 	}
 }

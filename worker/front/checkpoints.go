@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/snapshot"
 	"github.com/edgebloom/edgebloom/token"
 )
@@ -453,11 +454,12 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 
 // snapshotSeconds is how long a snapshot of a checkpoint is kept: it stays
 // right for the checkpoint's cursor (it holds every change up to it) while
-// the checkpoint is kept, about KEPT_CHECKPOINTS intervals; a day at most.
+// the checkpoint is kept, about keptCheckpoints intervals; a day at most.
 func snapshotSeconds() int {
 	return min(keptCheckpoints*checkpointSeconds(), 86400)
 }
 
 // keptCheckpoints is how many checkpoints the checkpoint object keeps
-// (KEPT_CHECKPOINTS in checkpoint-object.js).
-const keptCheckpoints = 64
+// (KEPT_CHECKPOINTS of worker/shard/abi.js, generated from the same
+// constant).
+const keptCheckpoints = abi.KeptCheckpoints
