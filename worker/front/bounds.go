@@ -19,6 +19,7 @@ import (
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 // The budget of expensive work in one front. Go's memory in a front stays
@@ -42,18 +43,27 @@ const (
 // What an expensive request may hold at once, from its filter's
 // parameters: a snapshot streams a shard at a time (the first megabyte of
 // a shard's body, a megabyte held before the answer streams, the chunk in
-// flight); a delta holds each shard's record (at most what the shard's
-// size allows, abi.DeltaLimit), the delta made of them and the answer's
-// copy, for each consecutive delta it is merged from.
+// flight).
 func snapshotWeight(p filterParams) int64 {
 	return min(3*int64(encodedSize(p))*int64(p.Shards), 3<<20) + 64<<10
 }
 
+// deltaWeight is what making the delta over spans consecutive checkpoints
+// holds. One consecutive delta: each shard's record (its Rice-coded
+// positions, at most abi.DeltaLimit of the shard's payload, or the shard
+// answers changes_gone), the delta made of them and the cache's copy. A
+// merge of more reads one consecutive delta at a time (made as above, or
+// the cache's copy) and sets its positions into a bitset of each shard
+// (snapshot.MergeBytes), then codes the merged delta from the bitsets
+// (snapshot.MergedDeltaBytes, and the cache's copy of it).
 func deltaWeight(p filterParams, spans uint64) int64 {
 	m, _, _ := bloom.Optimal(shardCapacity(p), p.ErrorRate)
-	positions := abi.DeltaLimit(int((m+7)/8)) / abi.LogPositionBytes
-	record := int64(abi.DeltaRecordHeader + abi.MaxVarintBytes*positions)
-	return 3*int64(p.Shards)*record*int64(min(spans, keptCheckpoints)) + 64<<10
+	payload := int((m + 7) / 8)
+	one := 3 * int64(p.Shards) * int64(abi.DeltaRecordHeader+2+abi.DeltaLimit(payload))
+	if spans <= 1 {
+		return one + 64<<10
+	}
+	return one + int64(snapshot.MergeBytes(m, p.Shards)) + 2*int64(snapshot.MergedDeltaBytes(m, p.Shards)) + 64<<10
 }
 
 // enterHeavy takes the share of the front's budget of an expensive request

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -361,45 +360,21 @@ func assembleDelta(p filterParams, parts [][]byte) []byte {
 // mergedDelta joins the consecutive deltas from a to b (each from the cache
 // or the shards once) into the one delta from a to b: the objects pay for
 // each consecutive delta once, however many readers ask for however many
-// spans.
+// spans. The merge sets each delta's positions into a bitset of each shard
+// as it reads them (snapshot.DeltaMerger): what it holds is bounded by the
+// filter's bits, whatever the number of spans and positions (deltaWeight).
 func (s *Server) mergedDelta(ctx context.Context, name string, g, a, b uint64) ([]byte, error) {
-	var merged *snapshot.Delta
-	byShard := map[uint32]int{}
+	var merge snapshot.DeltaMerger
 	for n := a; n < b; n++ {
 		ans, _, err := s.deltaBetween(ctx, name, g, n, n+1, nil)
 		if err != nil {
 			return nil, err
 		}
-		d, err := snapshot.DecodeDelta(ans.body)
-		if err != nil {
-			return nil, internalError(http.StatusBadGateway, "shard_protocol", "a cached delta does not decode", err)
-		}
-		if merged == nil {
-			merged = d
-			for i, rec := range d.Records {
-				byShard[rec.Shard] = i
-			}
-			continue
-		}
-		for _, rec := range d.Records {
-			i, ok := byShard[rec.Shard]
-			if !ok {
-				byShard[rec.Shard] = len(merged.Records)
-				merged.Records = append(merged.Records, rec)
-				continue
-			}
-			m := &merged.Records[i]
-			m.To, m.Count = rec.To, rec.Count
-			m.Positions = append(m.Positions, rec.Positions...)
+		if err := merge.Add(ans.body); err != nil {
+			return nil, internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("the delta from checkpoint %d to %d does not follow the ones before", n, n+1), err)
 		}
 	}
-	slices.SortFunc(merged.Records, func(x, y snapshot.DeltaRecord) int { return int(x.Shard) - int(y.Shard) })
-	for i := range merged.Records {
-		ps := merged.Records[i].Positions
-		slices.Sort(ps)
-		merged.Records[i].Positions = slices.Compact(ps)
-	}
-	return snapshot.EncodeDelta(merged), nil
+	return merge.Delta(), nil
 }
 
 // checkpointSnapshot answers the filter as it is now, which holds every
