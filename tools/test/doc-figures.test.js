@@ -82,7 +82,7 @@ test("worker/README.md's Limits are the front's", () => {
   assert.match(bounds, /heavyWait = 10 \* time.Second/);
   assert.equal(
     limits['snapshots, `/changes`, checkpoint deltas and snapshots'],
-    `a ${goConst(bounds, 'heavyBudget') / 2 ** 20} MiB budget a front, each request's share weighed from its filter's parameters; up to ${goConst(bounds, 'maxHeavyWaiting')} wait, 10 s at most, then 503 \`busy\``,
+    `a ${goConst(bounds, 'heavyBudget') / 2 ** 20} MiB budget a front, each request's share weighed from its filter's parameters; up to ${goConst(bounds, 'maxHeavyWaiting')} wait, 10 s at most, then 503 \`busy\`. A checkpoint delta or snapshot the edge cache holds takes no share: only the request that makes one does`,
   );
   assert.match(worker, new RegExp(`Retry-After: ${goConst(bounds, 'heavyRetrySeconds')}`));
   // The same figures where the API table and the errors repeat them.

@@ -10,22 +10,85 @@
 // and its budget of expensive work in use, before and after. The large
 // filter is created for `capacity` keys in 4 shards and filled with `fill`
 // keys (10,000 a request): the front weighs its requests from its
-// parameters, not from the keys it holds. Run from the repository root:
+// parameters, not from the keys it holds. Beside them, the same crowd of
+// a JS Worker that answers from the same local cache (a 5 kB entry and a
+// 12 MB one, read straight from caches.default): what wrangler dev's proxy
+// and cache give any Worker under such a crowd. A request not answered in
+// 60 s counts as a timeout. Run from the repository root:
 //
 //   node worker/bench/readers.js [readers, default 1000] [capacity, default 10000000] [fill, default 200000]
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDev, TOKEN } from '../../testkit/worker.js';
+import { startDev, startWranglerDev, TOKEN } from '../../testkit/worker.js';
 
 const READERS = Number(process.argv[2] ?? 1000);
 const CAPACITY = Number(process.argv[3] ?? 10_000_000);
 const FILL = Number(process.argv[4] ?? 200_000);
 const SHARDS = 4;
 
+// readAll reads every path at once, each to its end, and counts the
+// answers by status (or error), those not from the cache, and the time.
+async function readAll(base, paths) {
+  const statuses = {};
+  let misses = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    paths.map(async (path) => {
+      let key;
+      try {
+        const res = await fetch(base + path, {
+          headers: { Authorization: `Bearer ${TOKEN}` },
+          signal: AbortSignal.timeout(60_000),
+        });
+        await res.arrayBuffer();
+        key = String(res.status);
+        if (res.status === 200 && res.headers.get('X-Edgebloom-Cache') !== 'hit') misses++;
+      } catch (err) {
+        key = err.cause?.code ? `${err.name} (${err.cause.code})` : err.name;
+      }
+      statuses[key] = (statuses[key] ?? 0) + 1;
+    }),
+  );
+  return { statuses, misses, seconds: (performance.now() - t0) / 1000 };
+}
+
+const count = (statuses) =>
+  Object.entries(statuses)
+    .map(([s, c]) => `${c} × ${s}`)
+    .join(', ');
+
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-readers-bench-'));
 let w;
 try {
+  // The JS Worker first, alone on the machine's wrangler dev.
+  const js = join(dir, 'js');
+  mkdirSync(js);
+  writeFileSync(
+    join(js, 'worker.mjs'),
+    `const sizes = { '/small': 5000, '/big': 12_000_000 };
+export default {
+  async fetch(request) {
+    const path = new URL(request.url).pathname;
+    const key = 'https://bench.invalid' + path;
+    const hit = await caches.default.match(key);
+    if (hit) return new Response(hit.body, { headers: { 'X-Edgebloom-Cache': 'hit' } });
+    const body = new Uint8Array(sizes[path] ?? 0);
+    await caches.default.put(key, new Response(body, { headers: { 'Cache-Control': 'public, max-age=3600' } }));
+    return new Response(body);
+  },
+};
+`,
+  );
+  writeFileSync(
+    join(js, 'wrangler.json'),
+    JSON.stringify({ name: 'bench', main: 'worker.mjs', compatibility_date: '2026-04-01' }) + '\n',
+  );
+  w = await startWranglerDev(js, join(dir, 'js-state'));
+  await readAll(w.base, ['/small', '/big']);
+  const jsCrowd = await readAll(w.base, [...Array(READERS).fill('/small'), ...Array(READERS / 10).fill('/big')]);
+  await w.stop();
+
   w = await startDev(join(dir, 'state'), {
     args: ['--var', 'EDGEBLOOM_TEST_HOOKS:1', '--var', 'EDGEBLOOM_CHECKPOINT_SECONDS:1'],
   });
@@ -73,21 +136,11 @@ try {
   // many, each read to its end.
   async function crowd(f) {
     const before = await instance();
-    const reads = [...Array(READERS).fill(f.paths.delta), ...Array(READERS / 10).fill(f.paths.snapshot)];
-    const statuses = {};
-    let misses = 0;
-    const t0 = performance.now();
-    await Promise.all(
-      reads.map(async (path) => {
-        const res = await fetch(w.base + path, { headers: { Authorization: `Bearer ${TOKEN}` } });
-        await res.arrayBuffer();
-        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-        if (res.status === 200 && res.headers.get('X-Edgebloom-Cache') !== 'hit') misses++;
-      }),
-    );
-    const seconds = (performance.now() - t0) / 1000;
-    const after = await instance();
-    return { statuses, misses, seconds, before, after };
+    const r = await readAll(w.base, [
+      ...Array(READERS).fill(f.paths.delta),
+      ...Array(READERS / 10).fill(f.paths.snapshot),
+    ]);
+    return { ...r, before, after: await instance() };
   }
 
   const big = await prepare('readers-big', CAPACITY, FILL);
@@ -97,14 +150,14 @@ try {
     '| filter | delta, snapshot | answers | not from the cache | time | Go memory before → after | budget in use after |',
   );
   console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  console.log(
+    `| a JS Worker's cached 5 kB and 12 MB | | ${count(jsCrowd.statuses)} | ${jsCrowd.misses} | ${jsCrowd.seconds.toFixed(1)} s | | |`,
+  );
   for (const f of [small, big]) {
     const r = await crowd(f);
-    const answers = Object.entries(r.statuses)
-      .map(([s, c]) => `${c} × ${s}`)
-      .join(', ');
     console.log(
       `| ${f.capacity.toLocaleString('en')} keys in ${SHARDS} shards, ${f.fill.toLocaleString('en')} added (in ${f.filled.toFixed(0)} s) | ` +
-        `${f.sizes.delta.toLocaleString('en')} B, ${f.sizes.snapshot.toLocaleString('en')} B | ${answers} | ${r.misses} | ${r.seconds.toFixed(1)} s | ` +
+        `${f.sizes.delta.toLocaleString('en')} B, ${f.sizes.snapshot.toLocaleString('en')} B | ${count(r.statuses)} | ${r.misses} | ${r.seconds.toFixed(1)} s | ` +
         `${mib(r.before.memoryBytes)} → ${mib(r.after.memoryBytes)} MiB | ${r.after.heavyBytes} B |`,
     );
   }
