@@ -18,6 +18,8 @@ export function snapshot() {
     typedKeys: [...state.typedKeys],
     bulkKeys: state.bulkKeys,
     forced: state.forced,
+    removedKeys: new Set(state.removedKeys),
+    forcedKeys: new Set(state.forcedKeys),
     bitKeys: new Map([...state.bitKeys].map(([p, keys]) => [p, [...keys]])),
     history: state.history.map((h) => ({ ...h })),
   };
@@ -47,6 +49,8 @@ export function restoreRecord(s) {
   state.typedKeys = s.typedKeys;
   state.bulkKeys = s.bulkKeys;
   state.forced = s.forced;
+  state.removedKeys = s.removedKeys;
+  state.forcedKeys = s.forcedKeys;
   state.bitKeys = s.bitKeys;
   state.history = s.history;
 }

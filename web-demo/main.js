@@ -5,7 +5,9 @@
 // params.js (the size from n and p, and its arithmetic), grid.js (the bits),
 // charts.js (stats, status, key list, charts), tradeoff.js (the k
 // trade-off, with theory.js and measure.js), hashmath.js (how a key
-// becomes its positions) and actions.js (what the buttons do); this file
+// becomes its positions), actions.js (making, resetting and undoing the
+// filter), keys.js and verdict.js (adding, testing, removing keys, and the
+// verdict's words), finder.js (made-up keys) and files.js; this file
 // wires them to the page and starts the engine.
 import { init } from '/js/index.js';
 import { $, state } from './state.js';
@@ -16,20 +18,10 @@ import { showStatus } from './charts.js';
 import { wireTradeoff } from './tradeoff.js';
 import { wireTour } from './tour.js';
 import { showNumbers } from './grid.js';
-import {
-  addKey,
-  bulkInsert,
-  createFilter,
-  download,
-  findFalsePositive,
-  openFile,
-  readKey,
-  removeKey,
-  resetFilter,
-  undo,
-  setBusy,
-  testKey,
-} from './actions.js';
+import { createFilter, resetFilter, setBusy, undo } from './actions.js';
+import { addKey, readKey, removeKey, testKey } from './keys.js';
+import { bulkInsert, findFalsePositive } from './finder.js';
+import { download, openFile } from './files.js';
 
 function guard(field, fn) {
   return (...args) => {

@@ -28,6 +28,8 @@ export const state = {
   bulkKeys: 0,
   bulkRepeats: 0,
   forced: 0, // removals of keys never added (counting filters: "Remove anyway")
+  removedKeys: new Set(), // keys added on this page and then removed (Remove), not added since
+  forcedKeys: new Set(), // keys never added that were removed anyway
   bitKeys: new Map(), // position → keys added on this page whose positions include it
   history: [], // chart points: { n, fill, est, measured }
   cells: [],
