@@ -185,3 +185,61 @@ describe('a counting filter: removal and its cost', () => {
     assert.match(await page.textContent('#key-help'), /Enter adds the key/);
   });
 });
+
+describe('the verdict after a removal says what happened to the key', () => {
+  const fruits = ['apple', 'banana', 'cherry', 'grape', 'lemon', 'mango'];
+  let c;
+
+  test('after "Remove anyway" names "apple" a false negative, testing "apple" says it was added and is a false negative', async () => {
+    await setParams({ kind: 'counting', sizing: 'mk', n: 6, m: 40, k: 3 });
+    await page.click('#create');
+    c = new eb.CountingBloomFilter({ bits: 40, hashes: 3 });
+    onCleanup(() => c.free());
+    for (const key of fruits) {
+      c.add(key);
+      await addKey(key);
+    }
+    // A key never added, "probably" in the filter, whose removal takes one of apple's counters to 0.
+    let fp;
+    for (let i = 0; !fp; i++) {
+      const key = `never-${i}`;
+      if (!c.has(key)) continue;
+      const trial = eb.CountingBloomFilter.fromBytes(c.toBytes());
+      trial.remove(key);
+      if (!trial.has('apple')) fp = key;
+      trial.free();
+    }
+    await keyField().fill(fp);
+    await button('Remove').click();
+    await button('Remove anyway…').click();
+    await button(`Yes, remove "${fp}"`).click();
+    c.remove(fp);
+    await page.waitForSelector('#lostlist li[data-lost="apple"]');
+    const verdict = await testKey('apple');
+    assert.match(verdict, /"apple": certainly not in the set\./);
+    assert.match(verdict, /Yet "apple" was added on this page: this is a false negative/);
+    assert.match(verdict, new RegExp(`Removing "${fp}" anyway, though never added, took (it|them) to 0`));
+    assert.doesNotMatch(verdict, /"apple" would have set|so it was never added/);
+    assert.equal(await page.getAttribute('#verdict .verdict-head', 'data-history'), 'added');
+    await page.waitForTimeout(700);
+    await shot('false-negative-tested-desktop');
+  });
+
+  test('after a Remove of "banana", testing it says it was added and removed', async () => {
+    await keyField().fill('banana');
+    await button('Remove').click();
+    await page.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Removed "banana"'));
+    c.remove('banana');
+    const verdict = await testKey('banana');
+    assert.doesNotMatch(verdict, /Adding "banana" would have set|so it was never added|"banana" was never added/);
+    if (c.has('banana')) {
+      assert.match(verdict, /"banana": probably in the set\..*But "banana" was removed: other keys still hold/s);
+    } else {
+      assert.match(verdict, /"banana": certainly not in the set\..*"banana" was added and then removed/s);
+    }
+    assert.equal(await page.getAttribute('#verdict .verdict-head', 'data-history'), 'removed');
+    // Undo brings it back as added.
+    await page.getByRole('button', { name: /^Undo/ }).click();
+    assert.match(await testKey('banana'), /And it really is: it was added on this page\./);
+  });
+});
