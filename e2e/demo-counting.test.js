@@ -243,3 +243,38 @@ describe('the verdict after a removal says what happened to the key', () => {
     assert.match(await testKey('banana'), /And it really is: it was added on this page\./);
   });
 });
+
+describe('the form and the Enter key follow the filter on show', () => {
+  test('Undo of "Make a new filter" puts back the form of the filter it brings back', async () => {
+    await setParams({ kind: 'classic', sizing: 'mk', n: 10, m: 300, k: 5 });
+    await page.click('#create');
+    await setParams({ kind: 'counting', sizing: 'mk', n: 10, m: 80, k: 2 });
+    await page.click('#create');
+    assert.match(await page.textContent('#stats dd[data-name="Size m"]'), /^80 counters/);
+    await page.getByRole('button', { name: /^Undo/ }).click();
+    assert.match(await page.textContent('#stats dd[data-name="Size m"]'), /^300 bits/);
+    assert.deepEqual(
+      await page.evaluate(() => ({
+        kind: document.querySelector('input[name="kind"]:checked').value,
+        m: document.querySelector('#m').value,
+        k: document.querySelector('#k').value,
+      })),
+      { kind: 'classic', m: '300', k: '5' },
+    );
+  });
+
+  test('Enter after Remove removes; after a classic filter is made, Enter adds again, as the field says', async () => {
+    await setParams({ kind: 'counting', sizing: 'mk', n: 10, m: 64, k: 3 });
+    await page.click('#create');
+    await addKey('plum');
+    await keyField().fill('plum');
+    await button('Remove').click();
+    assert.match(await page.textContent('#key-help'), /Enter removes the key/);
+    await setParams({ kind: 'classic', sizing: 'mk', n: 10, m: 64, k: 3 });
+    await page.click('#create');
+    assert.match(await page.textContent('#key-help'), /Enter adds the key/);
+    await keyField().fill('fig');
+    await keyField().press('Enter');
+    await page.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Added "fig"'));
+  });
+});

@@ -4,7 +4,7 @@
 import { BloomFilter, CountingBloomFilter, BlockedBloomFilter, fromBytes } from '/js/index.js';
 import { $, BLOCK, MAX_BITS, isDrawable, state } from './state.js';
 import { el, fmtSI, setError } from './format.js';
-import { chosenKind, showDerived, sizing } from './params.js';
+import { chosenKind, readForm, showDerived, sizing, writeForm } from './params.js';
 import { buildGrid } from './grid.js';
 import { refresh } from './charts.js';
 import { showHashMath } from './hashmath.js';
@@ -46,6 +46,9 @@ export function useFilter(filter, fromFile = '', plannedN = 0) {
   $('bulk-status').textContent = '';
   $('findfp').disabled = !isDrawable(s.kind);
   syncTradeoff(plannedN || s.capacity);
+  if (fromFile) state.form = { kind: s.kind, sizing: 'mk', m: String(s.bits), k: String(s.hashes) };
+  // main.js: Enter's action, and the address.
+  document.dispatchEvent(new CustomEvent('filterchange'));
 }
 
 export function createFilter() {
@@ -63,6 +66,7 @@ export function createFilter() {
   if (kind === 'blocked' && sizing() === 'mk') opts = { blocks: m / BLOCK };
   pushUndo();
   useFilter(new Class(opts), '', n);
+  state.form = readForm();
   return true;
 }
 
@@ -93,6 +97,7 @@ export function undo() {
   const filter = fromBytes(s.bytes, { maxBits: MAX_BITS });
   useFilter(filter, s.fromFile, filter.capacity || s.added);
   restoreRecord(s);
+  if (state.form) writeForm(state.form);
   refresh({ recordPoint: false });
   say(
     el('p', {

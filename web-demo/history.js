@@ -13,6 +13,7 @@ export function snapshot() {
   return {
     bytes: state.filter.toBytes(),
     fromFile: state.fromFile,
+    form: state.form,
     added: state.added,
     keyCounts: new Map(state.keyCounts),
     typedKeys: [...state.typedKeys],
@@ -44,6 +45,7 @@ export function popUndo() {
 /** restoreRecord puts the page's record of keys of snapshot s back (the filter itself is the caller's). */
 export function restoreRecord(s) {
   state.fromFile = s.fromFile;
+  state.form = s.form;
   state.added = s.added;
   state.keyCounts = s.keyCounts;
   state.typedKeys = s.typedKeys;

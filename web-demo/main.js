@@ -45,6 +45,10 @@ function setEnter(action) {
   enter = action;
   $('key-help').textContent = ENTER_HELP[action];
 }
+// Only a counting filter removes: with another, Enter adds again.
+document.addEventListener('filterchange', () => {
+  if (enter === 'remove' && state.kind !== 'counting') setEnter('add');
+});
 
 // kept reads a choice of the reader's kept across visits (localStorage,
 // which a private window may refuse: then the choice lasts the visit).

@@ -44,6 +44,26 @@ export function chosenKind() {
   return document.querySelector('input[name="kind"]:checked').value;
 }
 
+/** readForm returns the form's choices and fields as typed: { kind, sizing, n, p, m, k }. */
+export function readForm() {
+  return { kind: chosenKind(), sizing: sizing(), n: $('n').value, p: $('p').value, m: $('m').value, k: $('k').value };
+}
+
+/**
+ * writeForm puts choices and fields back on the form (those form gives),
+ * shows the fields of its sizing, and the size they derive: Undo puts back
+ * the form of the filter it brings back, a link the form it names.
+ */
+export function writeForm(form) {
+  for (const name of ['kind', 'sizing']) {
+    const radio = form[name] && document.querySelector(`input[name="${name}"][value="${form[name]}"]`);
+    if (radio) radio.checked = true;
+  }
+  for (const id of ['n', 'p', 'm', 'k']) if (form[id] !== undefined) $(id).value = String(form[id]);
+  updateFields();
+  showDerived();
+}
+
 // updateFields shows the fields of the chosen sizing and kind: a split-block
 // filter always has 8 hashes, so it takes no k.
 export function updateFields() {

@@ -22,6 +22,7 @@ export const state = {
   m: 0,
   k: 0,
   fromFile: '', // the file name when the filter was opened from a file
+  form: null, // the form's choices and fields that made the filter on show (params.js readForm)
   added: 0, // keys added (from a file: its count, then the page's adds and removals)
   keyCounts: new Map(), // key → times added on this page
   typedKeys: [], // keys typed into the page, in order, for the list
