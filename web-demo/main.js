@@ -14,7 +14,7 @@ import { $, state } from './state.js';
 import { el, setError } from './format.js';
 import { SMALL_KEYS, runPatterns } from './patterns.js';
 import { showDerived, sizing, updateFields } from './params.js';
-import { showStatus } from './charts.js';
+import { drawCharts, showStatus } from './charts.js';
 import { wireTradeoff } from './tradeoff.js';
 import { wireTour } from './tour.js';
 import { showNumbers } from './grid.js';
@@ -67,6 +67,17 @@ function keep(name, on) {
   }
 }
 
+// showTogether, on a phone, scrolls the verdict to the top of the screen
+// when it and the grid below it are not both in view: the answer and the
+// bits it is about, seen together.
+function showTogether() {
+  if (!matchMedia('(max-width: 40rem)').matches) return;
+  const v = $('verdict').getBoundingClientRect();
+  const g = $('grid').getBoundingClientRect();
+  if (v.top >= 0 && g.bottom <= window.innerHeight) return;
+  $('verdict').scrollIntoView({ block: 'start' });
+}
+
 function wire() {
   wireTradeoff();
   wireTour();
@@ -114,7 +125,9 @@ function wire() {
     guard('key', () => {
       setEnter(action);
       const key = readKey();
-      if (key !== null) actions[action](key);
+      if (key === null) return;
+      actions[action](key);
+      showTogether();
     });
   $('keyform').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -132,7 +145,11 @@ function wire() {
     }),
   );
   $('key').addEventListener('input', () => setError('key'));
-  $('findfp').addEventListener('click', () => findFalsePositive().catch((err) => setError('key', err.message)));
+  $('findfp').addEventListener('click', () =>
+    findFalsePositive()
+      .then(showTogether)
+      .catch((err) => setError('key', err.message)),
+  );
   $('bulk').addEventListener('click', () => bulkInsert().catch((err) => ($('bulk-status').textContent = err.message)));
   $('bulksize').addEventListener('click', () => {
     document.querySelector('input[name="sizing"][value="np"]').checked = true;
@@ -165,6 +182,12 @@ function wire() {
   $('patterns-run').addEventListener('click', () =>
     runPatterns(setBusy).catch((err) => ($('patterns-result').textContent = err.message)),
   );
+  // The charts are drawn a pixel a unit: again when the page's width changes.
+  let resized = 0;
+  window.addEventListener('resize', () => {
+    cancelAnimationFrame(resized);
+    resized = requestAnimationFrame(() => state.filter && drawCharts());
+  });
   $('file').addEventListener('change', () => {
     const file = $('file').files[0];
     // Forget the choice, so that choosing the same file again reloads it.
