@@ -65,8 +65,8 @@ export function createFilter() {
   let opts = sizing() === 'np' ? { capacity: n, errorRate: p } : { bits: m, hashes: k };
   if (kind === 'blocked' && sizing() === 'mk') opts = { blocks: m / BLOCK };
   pushUndo();
-  useFilter(new Class(opts), '', n);
   state.form = readForm();
+  useFilter(new Class(opts), '', n);
   return true;
 }
 

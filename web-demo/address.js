@@ -55,14 +55,14 @@ export function parseAddress(search) {
   const p = one('p');
   const m = one('m');
   const k = one('k');
-  if (p !== null && (m !== null || k !== null)) {
-    bad('p', p, 'a filter is sized from n and p, or from m and k, not both');
-  } else if (p !== null) {
+  if (p !== null) {
     const v = rate(p);
-    if (v > 0 && v < 1) {
+    if (!(v > 0 && v < 1)) bad('p', p, 'p is a rate more than 0 and less than 1, such as 0.01 or 1%');
+    else if (m !== null || k !== null) bad('p', p, 'a filter is sized from n and p, or from m and k, not both');
+    else {
       state.p = v;
       state.sizing = 'np';
-    } else bad('p', p, 'p is a rate more than 0 and less than 1, such as 0.01 or 1%');
+    }
   }
   if (m !== null) {
     const v = whole(m);

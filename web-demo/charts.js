@@ -249,4 +249,6 @@ export function refresh({ recordPoint = true } = {}) {
   drawCharts();
   scheduleNow();
   $('remove').hidden = state.kind !== 'counting';
+  // main.js: the address follows the filter's keys.
+  document.dispatchEvent(new CustomEvent('pagechange'));
 }

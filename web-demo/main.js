@@ -17,6 +17,7 @@ import { showDerived, sizing, updateFields } from './params.js';
 import { drawCharts, showStatus } from './charts.js';
 import { wireTradeoff } from './tradeoff.js';
 import { wireTour } from './tour.js';
+import { applyAddress, keepAddress, listLessons, setUpStep } from './lessons.js';
 import { showNumbers } from './grid.js';
 import { createFilter, resetFilter, setBusy, undo } from './actions.js';
 import { addKey, readKey, removeKey, testKey } from './keys.js';
@@ -80,7 +81,15 @@ function showTogether() {
 
 function wire() {
   wireTradeoff();
-  wireTour();
+  wireTour({
+    setUp: (step) => setUpStep(step).catch((err) => setError('key', err.message)),
+    onStep: () => keepAddress(true),
+  });
+  // The address holds the page as it is: a new filter or a step is a new
+  // entry of the history, a key added or removed rewrites the entry on show.
+  document.addEventListener('filterchange', () => keepAddress(true));
+  document.addEventListener('pagechange', () => keepAddress(false));
+  window.addEventListener('popstate', () => applyAddress().catch((err) => setError('key', err.message)));
   // The hash arithmetic is closed until the reader opens it, and stays as
   // they leave it; so do the bit numbers.
   const hm = $('hashmath-box');
@@ -208,7 +217,9 @@ async function main() {
   }
   state.ready = true;
   setBusy(false);
-  createFilter();
+  listLessons();
+  // A step's set-up may take seconds: the page is ready before it ends.
+  applyAddress().catch((err) => setError('key', err.message));
   showStatus();
   document.body.dataset.ready = 'true';
 }

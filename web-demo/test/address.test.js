@@ -25,7 +25,11 @@ test('each wrong parameter is named with its rule, and the right ones are kept',
   const said = errors.join('\n');
   assert.match(said, /kind="quantum" is not used: kind is one of classic, counting, blocked\./);
   assert.match(said, /n="0" is not used: n is a whole number of keys from 1/);
-  assert.match(said, /p="2" is not used: a filter is sized from n and p, or from m and k, not both\./);
+  assert.match(said, /p="2" is not used: p is a rate more than 0 and less than 1/);
+  assert.match(
+    parseAddress('?p=0.01&m=100').errors[0],
+    /p="0.01" is not used: a filter is sized from n and p, or from m and k, not both\./,
+  );
   assert.match(said, /k="99" is not used: k is a whole number of hashes from 1 to 64\./);
   assert.match(said, /step="9" is not used: step is a number of the tour, from 1 to 8\./);
   assert.match(said, /color="red" is not used: the page knows kind, n, p, m, k, key, anyway, step\./);
