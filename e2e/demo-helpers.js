@@ -41,6 +41,8 @@ export function useDemo() {
 
 /** openPage loads the page afresh (at query, e.g. '?kind=counting&m=40&k=3'), and waits for its engine. */
 export async function openPage(query = '', p = page) {
+  // In front: Chromium holds back the timers of a page behind another.
+  await p.bringToFront();
   await p.goto(new URL(query, server.url).href);
   await p.waitForSelector('body[data-ready]', { timeout: 20_000 });
 }
@@ -126,6 +128,20 @@ export async function savedBytes() {
 }
 export const keyField = () => page.getByRole('textbox', { name: 'Key', exact: true });
 export const button = (name) => page.getByRole('button', { name, exact: true });
+
+/** contrastRatio is WCAG's contrast ratio of two opaque colours written "rgb(r, g, b)". */
+export function contrastRatio(a, b) {
+  const lum = (c) => {
+    const [r, g, bl] = c
+      .match(/[\d.]+/g)
+      .slice(0, 3)
+      .map(Number);
+    const f = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(bl);
+  };
+  const [x, y] = [lum(a), lum(b)];
+  return (Math.max(x, y) + 0.05) / (Math.min(x, y) + 0.05);
+}
 
 // contrastFailures lists the visible text of the page whose contrast with
 // what is behind it is under WCAG AA: 4.5, or 3 for large text (24 px, or

@@ -8,6 +8,7 @@ import {
   browser,
   button,
   contrastFailures,
+  contrastRatio,
   keyField,
   openPage,
   page,
@@ -27,7 +28,7 @@ describe('the lesson in the room', () => {
     await tour.waitFor();
     const seen = [];
     for (let i = 1; i <= 8; i++) {
-      assert.equal(await page.textContent('#tour-step'), `Step ${i} of 8`);
+      assert.match(await page.textContent('#tour-step'), new RegExp(`^Step ${i} of 8: `));
       const text = await page.textContent('#tour-text');
       assert.ok(text.length > 20, `step ${i} says something`);
       const lit = await page.$$eval('.tour-target', (ts) => ts.map((t) => t.id || t.textContent.trim().slice(0, 30)));
@@ -35,8 +36,12 @@ describe('the lesson in the room', () => {
       seen.push(lit[0]);
       if (i === 2) {
         await button('Back').click();
-        assert.equal(await page.textContent('#tour-step'), 'Step 1 of 8');
+        assert.match(await page.textContent('#tour-step'), /^Step 1 of 8: /);
         await button('Next').click();
+        // The step's button sets up what it talks about.
+        await button('Make a filter and add "apple"').click();
+        await page.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Added "apple"'));
+        assert.equal(await page.inputValue('#key'), 'apple');
       }
       if (i === 5) await shot('tour-step5-desktop', page);
       if (i < 8) await button('Next').click();
@@ -63,6 +68,115 @@ describe('the lesson in the room', () => {
     await button('Finish').click();
     assert.equal(await page.isVisible('#tour'), false);
     assert.equal(await page.$$eval('.tour-target', (ts) => ts.length), 0);
+  });
+
+  test('rings: focus, tour and probed cells at 3:1 or more against the page and against every cell state', async () => {
+    await openPage('?n=6&m=64&k=3&key=apple&key=banana&key=cherry');
+    await page.fill('#key', 'pear');
+    await button('Test').click();
+    await button('Take the tour (8 steps)').click();
+    // A ring as the keyboard shows it (:focus-visible): on the control Tab reaches.
+    await page.keyboard.press('Tab');
+    const { behind, rings } = await page.evaluate(() => {
+      const colours = (shadow) => shadow.match(/rgba?\([^)]+\)/g) ?? [];
+      const grid = document.querySelector('#grid');
+      const cells = ['', 'set', 'new', 'old', 'probe', 'zero', 'dec'].map((st) => {
+        const c = document.createElement('span');
+        c.className = `c ${st}`;
+        grid.append(c);
+        return c;
+      });
+      const ring = (e) => [getComputedStyle(e).outlineColor, ...colours(getComputedStyle(e).boxShadow)];
+      const out = {
+        behind: [
+          getComputedStyle(document.body).backgroundColor,
+          ...cells.map((c) => getComputedStyle(c).backgroundColor),
+        ],
+        rings: {
+          focus: ring(document.activeElement),
+          tour: ring(document.querySelector('.tour-target')),
+          probe: colours(getComputedStyle(cells[4]).boxShadow),
+          zero: colours(getComputedStyle(cells[5]).boxShadow),
+        },
+      };
+      for (const c of cells) c.remove();
+      return out;
+    });
+    const found = {};
+    for (const [name, ring] of Object.entries(rings)) {
+      // Against each colour behind or beside it, some band of the ring stands out.
+      found[name] = {
+        ring,
+        outer: contrastRatio(ring[0], behind[0]),
+        worst: Math.min(...behind.map((bg) => Math.max(...ring.map((c) => contrastRatio(c, bg))))),
+      };
+    }
+    for (const [name, r] of Object.entries(found)) {
+      assert.ok(r.worst >= 3, `${name} ring ${r.ring.join(' ')}: ${r.worst.toFixed(2)}:1 against some cell`);
+    }
+    // The outer band of the focus and tour rings against the page itself.
+    assert.ok(found.focus.outer >= 3, `focus ring against the page ${found.focus.outer.toFixed(2)}:1`);
+    assert.ok(found.tour.outer >= 3, `tour ring against the page ${found.tour.outer.toFixed(2)}:1`);
+    await button('Close the tour').click();
+  });
+
+  test('cell states are told apart by more than hue: a pattern, an edge or a ring, or 3:1 in lightness', async () => {
+    const states = await page.evaluate(() =>
+      ['', 'set', 'new', 'old', 'probe', 'zero', 'dec', 'dec lost'].map((st) => {
+        const c = document.createElement('span');
+        c.className = `c ${st}`;
+        document.querySelector('#grid').append(c);
+        const cs = getComputedStyle(c);
+        const shape = `${cs.backgroundImage} ${cs.boxShadow}`.replace(/rgba?\([^)]+\)/g, 'C');
+        const r = { state: st || 'off', bg: cs.backgroundColor, shape };
+        c.remove();
+        return r;
+      }),
+    );
+    const looks = [];
+    for (const [i, a] of states.entries())
+      for (const b of states.slice(i + 1))
+        if (a.shape === b.shape && contrastRatio(a.bg, b.bg) < 3) looks.push(`${a.state} ~ ${b.state}`);
+    assert.deepEqual(looks, [], 'pairs of states that differ by hue alone');
+  });
+
+  test('at 1280 px the text of the charts, the legend and the captions is 16 px or more', async () => {
+    await page.locator('#tradeoff-h').scrollIntoViewIfNeeded();
+    await page.waitForSelector('#chart-k text');
+    const small = await page.evaluate(() => {
+      const out = [];
+      for (const svg of document.querySelectorAll('svg.chart')) {
+        const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+        for (const t of svg.querySelectorAll('text')) {
+          const px = parseFloat(getComputedStyle(t).fontSize) * scale;
+          if (px < 15.9) out.push(`${svg.id} "${t.textContent}": ${px.toFixed(1)} px`);
+        }
+      }
+      for (const e of document.querySelectorAll('.legend li, figcaption, .caption, .help, .blabel')) {
+        const px = parseFloat(getComputedStyle(e).fontSize);
+        if (px < 16 && e.checkVisibility())
+          out.push(`${e.className || e.tagName} "${e.textContent.trim().slice(0, 30)}": ${px} px`);
+      }
+      return out;
+    });
+    assert.deepEqual(small, []);
+  });
+
+  test('on a phone (390 × 844) the verdict of a test is above the grid, and both are in view', async () => {
+    const phone = await browser.context.newPage();
+    onCleanup(() => phone.close());
+    await phone.setViewportSize({ width: 390, height: 844 });
+    await openPage('?key=apple&key=banana&key=cherry', phone);
+    await phone.fill('#key', 'grape');
+    await phone.click('#test');
+    await phone.waitForFunction(() => document.querySelector('#verdict').textContent.includes('"grape":'));
+    const [v, g, h] = await phone.evaluate(() => [
+      document.querySelector('#verdict').getBoundingClientRect().toJSON(),
+      document.querySelector('#grid').getBoundingClientRect().toJSON(),
+      window.innerHeight,
+    ]);
+    assert.ok(v.top >= -1 && v.bottom <= g.top, `verdict ${v.top}-${v.bottom} above the grid at ${g.top}`);
+    assert.ok(g.bottom <= h, `the grid ends at ${g.bottom}, in the ${h} px of the screen`);
   });
 
   test('accessible: every control named, results announced, AA contrast in every state, keyboard alone works', async () => {

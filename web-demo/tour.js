@@ -94,7 +94,7 @@ export async function showStep(i, { setUp = false } = {}) {
   }
   $('tour-text').replaceChildren(...parts);
   $('tour-do').hidden = !step.button;
-  $('tour-do').textContent = step.button ?? '';
+  $('tour-do').textContent = step.button ?? 'Set up this step';
   $('tour-back').disabled = i === 0;
   $('tour-next').textContent = i === STEPS.length - 1 ? 'Finish' : 'Next';
   hooks.onStep(i + 1);
