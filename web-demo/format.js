@@ -56,6 +56,15 @@ export function fmtPercentTick(e) {
   return `${(10 ** (e + 2)).toFixed(Math.max(0, -(e + 2)))} %`;
 }
 
+/** fmtTick writes a tick at a rate that is 1, 2 or 5 times a power of ten as a percentage: 20 %, 0.05 %, 5 × 10⁻⁶ %. */
+export function fmtTick(v) {
+  const e = Math.floor(Math.log10(v) + 1e-9);
+  const f = Math.round(v / 10 ** e);
+  if (f === 1) return fmtPercentTick(e);
+  if (e + 2 < -3) return `${f} × ${powerOfTen(e + 2)} %`;
+  return `${(f * 10 ** (e + 2)).toFixed(Math.max(0, -(e + 2)))} %`;
+}
+
 // payloadBytes returns the bytes that m bits (or 4-bit counters) of a
 // filter of kind take, in memory and in the saved form: whole 64-bit
 // words, or whole 32-byte blocks for a split-block filter (docs/format.md).

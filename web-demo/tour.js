@@ -9,6 +9,8 @@ import { el } from './format.js';
  * concerns (a selector), what to do there, and the button that sets up what
  * the step talks about (lessons.js does it), so that a student can follow
  * any step without the ones before it: a link to ?step=N opens it set up.
+ * show: where the set-up's result is, scrolled to once it is done (else
+ * the control).
  */
 export const STEPS = [
   {
@@ -28,12 +30,14 @@ export const STEPS = [
     target: '#test',
     text: 'Test a word you never added: one bit at 0 means "certainly not"; all of them at 1 means "probably".',
     button: 'Add apple, banana and cherry, then test "grape"',
+    show: '#verdict',
   },
   {
     title: 'A false positive',
     target: '#findfp',
     text: 'Find a false positive: the page tries fresh words until one finds all its bits set, each by a different added key, and lists which key set each bit.',
     button: 'Make a 64-bit filter with 6 keys and find a false positive',
+    show: '#verdict',
   },
   {
     title: 'How many hashes',
@@ -52,6 +56,7 @@ export const STEPS = [
     target: 'input[name="kind"][value="counting"]',
     text: 'A counting filter can remove keys it holds. "Remove anyway" is offered only for a false positive (a key never added that the filter says "probably" to): removing it can take an added key\'s counter to 0.',
     button: 'Make a 40-counter filter with 6 keys and pick a false positive to remove',
+    show: '#verdict',
   },
   {
     title: 'Where filters work for real',
@@ -102,7 +107,7 @@ export async function showStep(i, { setUp = false } = {}) {
   const t = target(i);
   t?.classList.add('tour-target');
   // At once, near the top of the screen (scroll-margin-top in style.css), above the panel.
-  t?.scrollIntoView({ block: 'start' });
+  (setUp && step.show ? document.querySelector(step.show) : t)?.scrollIntoView({ block: 'start' });
 }
 
 export function startTour() {
@@ -131,8 +136,8 @@ export function wireTour({ setUp, onStep }) {
   $('tour-do').addEventListener('click', async () => {
     const i = at;
     await hooks.setUp(i + 1);
-    // The set-up may scroll; the step's control stays in view, ringed.
-    target(i)?.scrollIntoView({ block: 'start' });
+    // What the set-up made, or the step's control, near the top of the screen.
+    (STEPS[i].show ? document.querySelector(STEPS[i].show) : target(i))?.scrollIntoView({ block: 'start' });
   });
   $('tour').addEventListener('keydown', (e) => {
     if (e.key === 'Escape') endTour();

@@ -3,9 +3,9 @@
 // built at each k; and why k* is best, with the bits of one such filter.
 import { BloomFilter } from '/js/index.js';
 import { $, state } from './state.js';
-import { el, fmtInt, fmtPercentTick, fmtRate, withSup } from './format.js';
+import { el, fmtInt, fmtRate, fmtTick, withSup } from './format.js';
 import { svg } from './charts.js';
-import { bestWholeK, kStar, rateInterval, theta, thetaCurve } from './theory.js';
+import { bestWholeK, kStar, rateInterval, theta, thetaCurve, yRange } from './theory.js';
 import { ADD_BUDGET, measureRate, plan } from './measure.js';
 
 const tr = {
@@ -156,19 +156,6 @@ function draw() {
   drawFill(m, n, k);
 }
 
-// yRange returns the decades [lowE, highE] the curve's y axis spans: from
-// the decade below the least rate drawn to the one above the greatest, so
-// that the curve fills the chart rather than lying flat in a corner of it;
-// one decade more below when a measured zero needs its floor.
-export function yRange(rates, zeros = false) {
-  const shown = rates.filter((r) => r > 0);
-  if (!shown.length) return [-3, 0];
-  let low = Math.max(-12, Math.floor(Math.log10(Math.min(...shown))));
-  const high = Math.min(0, Math.ceil(Math.log10(Math.max(...shown))));
-  if (zeros) low -= 1;
-  return [Math.min(low, high - 1), high];
-}
-
 function drawCurve(m, n, k, kmax) {
   const node = $('chart-k');
   // One unit of the drawing a pixel of the screen (300 to 960), so that its
@@ -182,38 +169,23 @@ function drawCurve(m, n, k, kmax) {
   const curve = thetaCurve(m, n, kmax);
   const meas = [...tr.measured].filter(([kk]) => kk <= kmax);
   const rates = [...curve.map(([, r]) => r), ...meas.map(([, r]) => r.hits / r.probes)];
-  const [lowE, highE] = yRange(
+  const { low, high, ticks } = yRange(
     rates,
     meas.some(([, r]) => r.hits === 0),
   );
-  const ymin = 10 ** lowE;
+  const [lowL, highL] = [Math.log10(low), Math.log10(high)];
+  const ymin = low;
   const X = (x) => L + ((W - L - R) * (x - 1)) / Math.max(1, kmax - 1);
   const Y = (y) => {
-    const t = (Math.log10(Math.max(y, ymin)) - lowE) / (highE - lowE);
+    const t = (Math.log10(Math.max(y, ymin)) - lowL) / (highL - lowL);
     return T + (H - T - B) * (1 - Math.min(1, Math.max(0, t)));
   };
   node.setAttribute('viewBox', `0 0 ${W} ${H}`);
   node.replaceChildren(svg('title', {}, `False-positive rate against k, at m = ${m} and n = ${n}`));
   const axes = svg('g', { class: 'axes' });
-  const step = highE - lowE > 6 ? 2 : 1;
-  for (let e = highE; e >= lowE; e -= step) {
-    axes.append(svg('line', { x1: L, x2: W - R, y1: Y(10 ** e), y2: Y(10 ** e), class: 'gridline' }));
-    axes.append(svg('text', { x: L - 6, y: Y(10 ** e) + 5, 'text-anchor': 'end' }, fmtPercentTick(e)));
-    // Over one or two decades, 2 and 5 within each too.
-    if (highE - lowE <= 2 && e > lowE) {
-      for (const f of [0.5, 0.2]) {
-        const v = f * 10 ** e;
-        if (100 * v < 0.001) continue;
-        axes.append(svg('line', { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: 'gridline minor' }));
-        axes.append(
-          svg(
-            'text',
-            { x: L - 6, y: Y(v) + 5, 'text-anchor': 'end', class: 'minor' },
-            `${Number((100 * v).toPrecision(1))} %`,
-          ),
-        );
-      }
-    }
+  for (const v of ticks) {
+    axes.append(svg('line', { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: 'gridline' }));
+    axes.append(svg('text', { x: L - 6, y: Y(v) + 5, 'text-anchor': 'end' }, fmtTick(v)));
   }
   // Labels at least 32 px apart.
   const kstep = [1, 2, 4, 8].find((st) => ((W - L - R) * st) / Math.max(1, kmax - 1) >= 32) ?? 8;

@@ -2,7 +2,7 @@
 // catch in a rate, a tick, a minus or the rounding up of the size.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ceilArg, fmtPercentTick, fmtRate, minus } from '../format.js';
+import { ceilArg, fmtPercentTick, fmtRate, fmtTick, minus } from '../format.js';
 
 test('a rate below a millionth of a percent has a mantissa from 1 to 9.99, never 10.0', () => {
   assert.equal(fmtRate(9.9996e-10), '1.00 × 10⁻⁷ %');
@@ -35,4 +35,18 @@ test('the number rounded up shows that it is not whole, with a minus that is a m
   assert.equal(minus(-2.996), '−2.996');
   assert.equal(minus('-3'), '−3');
   assert.equal(minus(4), '4');
+});
+
+test('ticks at 1, 2 and 5 times a power of ten read as percentages', () => {
+  assert.deepEqual([1, 0.5, 0.2, 0.1, 0.05, 0.02, 2e-5, 1e-5, 5e-8].map(fmtTick), [
+    '100 %',
+    '50 %',
+    '20 %',
+    '10 %',
+    '5 %',
+    '2 %',
+    '0.002 %',
+    '0.001 %',
+    '5 × 10⁻⁶ %',
+  ]);
 });
