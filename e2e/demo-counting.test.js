@@ -7,6 +7,7 @@ import { onCleanup } from '../testkit/process.js';
 import {
   addKey,
   button,
+  costlyFalsePositive,
   keyField,
   marked,
   page,
@@ -88,17 +89,7 @@ describe('a counting filter: removal and its cost', () => {
       await button('Add').click();
     }
     // A key never added that the filter says "probably" to, whose removal costs an added key, found in Node.
-    let fp;
-    let lost;
-    for (let i = 0; !fp; i++) {
-      const key = `never-${i}`;
-      if (!c.has(key)) continue;
-      const trial = eb.CountingBloomFilter.fromBytes(c.toBytes());
-      trial.remove(key);
-      const gone = keys.filter((k) => !trial.has(k));
-      trial.free();
-      if (gone.length) [fp, lost] = [key, gone];
-    }
+    const { fp, lost } = costlyFalsePositive(c, keys);
     await keyField().fill(fp);
     await button('Remove').click();
     assert.match(await page.textContent('#verdict'), /will not remove/);
@@ -200,15 +191,7 @@ describe('the verdict after a removal says what happened to the key', () => {
       await addKey(key);
     }
     // A key never added, "probably" in the filter, whose removal takes one of apple's counters to 0.
-    let fp;
-    for (let i = 0; !fp; i++) {
-      const key = `never-${i}`;
-      if (!c.has(key)) continue;
-      const trial = eb.CountingBloomFilter.fromBytes(c.toBytes());
-      trial.remove(key);
-      if (!trial.has('apple')) fp = key;
-      trial.free();
-    }
+    const { fp } = costlyFalsePositive(c, fruits, ['apple']);
     await keyField().fill(fp);
     await button('Remove').click();
     await button('Remove anyway…').click();

@@ -129,6 +129,23 @@ export async function savedBytes() {
 export const keyField = () => page.getByRole('textbox', { name: 'Key', exact: true });
 export const button = (name) => page.getByRole('button', { name, exact: true });
 
+/**
+ * costlyFalsePositive finds, in Node, a key never added that the counting
+ * filter c says "probably" to and whose removal makes some of keys answer
+ * "certainly not" (all of mustLose among them): { fp, lost }.
+ */
+export function costlyFalsePositive(c, keys, mustLose = []) {
+  for (let i = 0; ; i++) {
+    const key = `never-${i}`;
+    if (!c.has(key)) continue;
+    const trial = eb.CountingBloomFilter.fromBytes(c.toBytes());
+    trial.remove(key);
+    const lost = keys.filter((k) => !trial.has(k));
+    trial.free();
+    if (lost.length && mustLose.every((k) => lost.includes(k))) return { fp: key, lost };
+  }
+}
+
 /** contrastRatio is WCAG's contrast ratio of two opaque colours written "rgb(r, g, b)". */
 export function contrastRatio(a, b) {
   const lum = (c) => {
