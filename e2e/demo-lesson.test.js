@@ -70,6 +70,27 @@ describe('each step of the lesson, from its link', () => {
     await page.waitForSelector('body[data-ready]');
     assert.match(await testKey(lost[0]), /"[^"]+": certainly not in the set\..*this is a false negative/s);
   });
+
+  test('steps 1, 2, 5 and 6 open set up too: the sizing shown, a key added, every k measured, the experiment run', async () => {
+    await openPage('?step=1');
+    await page.waitForFunction(() => location.search.includes('step=1'));
+    assert.equal(await page.inputValue('#p'), '1%');
+    assert.equal(await page.$eval('#sizemath-box', (d) => d.open), true);
+    assert.match(await page.textContent('#stats dd[data-name="Size m"]'), /^959 bits/);
+    await openPage('?step=2');
+    await page.waitForFunction(() => document.querySelector('#verdict').textContent.includes('Added "apple"'));
+    assert.deepEqual(await keysShown(), ['apple']);
+    await openPage('?step=5');
+    const kmax = Number(await page.getAttribute('#tk', 'max'));
+    await page.waitForFunction(
+      (n) => new Set([...document.querySelectorAll('#chart-k .meas [data-k]')].map((e) => e.dataset.k)).size === n,
+      kmax,
+      { timeout: 60_000 },
+    );
+    await openPage('?step=6');
+    await page.waitForSelector('#patterns-result[data-state="done"]', { timeout: 120_000 });
+    assert.match(await page.textContent('#patterns-result'), /At m = 125: m² = 15,625 start pairs/);
+  });
 });
 
 describe('the page in its address', () => {
