@@ -177,6 +177,18 @@ describe('the lesson in the room', () => {
     ]);
     assert.ok(v.top >= -1 && v.bottom <= g.top, `verdict ${v.top}-${v.bottom} above the grid at ${g.top}`);
     assert.ok(g.bottom <= h, `the grid ends at ${g.bottom}, in the ${h} px of the screen`);
+    // The tour's panel folds to its step and buttons, and the page shows above it.
+    await phone.getByRole('button', { name: 'Take the tour (8 steps)' }).click();
+    const tall = await phone.$eval('#tour', (t) => t.getBoundingClientRect().height);
+    await phone.getByRole('button', { name: 'Fold' }).click();
+    const folded = await phone.$eval('#tour', (t) => t.getBoundingClientRect().height);
+    assert.ok(folded < tall / 2, `folded ${folded} px, unfolded ${tall} px`);
+    assert.equal(await phone.getAttribute('#tour-fold', 'aria-expanded'), 'false');
+    assert.equal(await phone.isVisible('#tour-text'), false);
+    await phone.getByRole('button', { name: 'Next' }).click();
+    assert.match(await phone.textContent('#tour-step'), /^Step 2 of 8/);
+    await phone.getByRole('button', { name: 'Unfold' }).click();
+    assert.equal(await phone.isVisible('#tour-text'), true);
   });
 
   test('accessible: every control named, results announced, AA contrast in every state, keyboard alone works', async () => {

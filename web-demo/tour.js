@@ -133,6 +133,13 @@ export function wireTour({ setUp, onStep }) {
   $('tour-next').addEventListener('click', () => (at === STEPS.length - 1 ? endTour() : showStep(at + 1)));
   $('tour-back').addEventListener('click', () => at > 0 && showStep(at - 1));
   $('tour-close').addEventListener('click', endTour);
+  // Folding leaves the step's title and its buttons: on a phone, the page shows above.
+  $('tour-fold').addEventListener('click', () => {
+    const folded = $('tour').classList.toggle('folded');
+    document.body.classList.toggle('folded', folded);
+    $('tour-fold').setAttribute('aria-expanded', String(!folded));
+    $('tour-fold').textContent = folded ? 'Unfold' : 'Fold';
+  });
   $('tour-do').addEventListener('click', async () => {
     const i = at;
     await hooks.setUp(i + 1);
