@@ -13,11 +13,7 @@ import (
 
 func newSharded(t testing.TB, capacity uint64, shards int) *Sharded {
 	t.Helper()
-	s, err := NewSharded(capacity, 0.01, shards)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
+	return newShardedOf(t, capacity, 0.01, shards)
 }
 
 // NewSharded makes the shards the service makes (ceil(capacity/shards)
