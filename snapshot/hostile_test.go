@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"hash/crc32"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -18,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/refusal"
 )
 
 // hostileDir holds deltas that every reader must refuse, each with the code
@@ -46,8 +46,6 @@ type hostileManifest struct {
 // DecodeDelta or ApplyDelta.
 func deltaCode(err error) string {
 	switch {
-	case err == nil:
-		return "no error"
 	case errors.Is(err, ErrCursor):
 		return "ERR_ARG"
 	case errors.Is(err, bloom.ErrIncompatible):
@@ -56,20 +54,8 @@ func deltaCode(err error) string {
 		return "ERR_GENERATION"
 	case errors.Is(err, ErrGap):
 		return "ERR_GAP"
-	case errors.Is(err, bloom.ErrChecksum):
-		return "ERR_CHECKSUM"
-	case errors.Is(err, bloom.ErrNotFilter):
-		return "ERR_NOT_FILTER"
-	case errors.Is(err, bloom.ErrVersion):
-		return "ERR_VERSION"
-	case errors.Is(err, bloom.ErrKind):
-		return "ERR_KIND"
-	case errors.Is(err, bloom.ErrCorrupt):
-		return "ERR_CORRUPT"
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "ERR_TRUNCATED"
 	}
-	return "unclassified: " + err.Error()
+	return refusal.Code(err)
 }
 
 // withCRC returns b with its last four bytes replaced by the CRC-32 of the
