@@ -42,7 +42,7 @@ var (
 // many runs a batch of keys through run, each shard's batch of its keys,
 // and appends the answers to dst in key order.
 func many[K string | []byte](s *Sharded, keys []K, dst []bool, pool *sync.Pool,
-	sum func(K, uint64) uint64, run func(*bloom.Filter, []K, []bool) []bool) []bool {
+	route func(keys []K, seed, m uint64, out []uint32), run func(*bloom.Filter, []K, []bool) []bool) []bool {
 	base := len(dst)
 	dst = slices.Grow(dst, len(keys))[:base+len(keys)]
 	if len(keys) == 0 {
@@ -56,9 +56,8 @@ func many[K string | []byte](s *Sharded, keys []K, dst []bool, pool *sync.Pool,
 	for off := 0; off < len(keys); off += chunk {
 		part := keys[off:min(off+chunk, len(keys))]
 		sc.touched = sc.touched[:0]
-		for i, k := range part {
-			sh := uint32(routeOf(sum(k, seed), m))
-			sc.shard[i] = sh
+		route(part, seed, m, sc.shard[:len(part)])
+		for _, sh := range sc.shard[:len(part)] {
 			if sc.next[sh] == 0 {
 				sc.touched = append(sc.touched, sh)
 			}
@@ -91,28 +90,43 @@ func many[K string | []byte](s *Sharded, keys []K, dst []bool, pool *sync.Pool,
 	return dst
 }
 
+// routeStrings writes the shard of each of keys, of m shards routed
+// under seed, to out.
+func routeStrings(keys []string, seed, m uint64, out []uint32) {
+	for i, k := range keys {
+		out[i] = uint32(routeOf(routeSum(k, seed), m))
+	}
+}
+
+// routeBytes is routeStrings for byte slices.
+func routeBytes(keys [][]byte, seed, m uint64, out []uint32) {
+	for i, k := range keys {
+		out[i] = uint32(routeOf(xxh64(k, seed), m))
+	}
+}
+
 // AddMany adds keys in order and appends to dst whether each was new, as
 // Add reports it, and returns the extended slice: the answers of a loop of
 // Add calls (a key that appears twice is new at most the first time), at
 // about the cost of one bloom.Filter's AddMany of the same keys. It
 // allocates only when dst lacks room.
 func (s *Sharded) AddMany(keys [][]byte, dst []bool) []bool {
-	return many(s, keys, dst, &bytesScratch, routeSumBytes, (*bloom.Filter).AddMany)
+	return many(s, keys, dst, &bytesScratch, routeBytes, (*bloom.Filter).AddMany)
 }
 
 // AddManyString is AddMany for strings, hashed as their UTF-8 bytes.
 func (s *Sharded) AddManyString(keys []string, dst []bool) []bool {
-	return many(s, keys, dst, &stringScratch, routeSum, (*bloom.Filter).AddManyString)
+	return many(s, keys, dst, &stringScratch, routeStrings, (*bloom.Filter).AddManyString)
 }
 
 // HasMany appends to dst whether each key is probably present, as Has
 // reports it, and returns the extended slice. Any number of goroutines may
 // run it at once while nobody writes.
 func (s *Sharded) HasMany(keys [][]byte, dst []bool) []bool {
-	return many(s, keys, dst, &bytesScratch, routeSumBytes, (*bloom.Filter).HasMany)
+	return many(s, keys, dst, &bytesScratch, routeBytes, (*bloom.Filter).HasMany)
 }
 
 // HasManyString is HasMany for strings, hashed as their UTF-8 bytes.
 func (s *Sharded) HasManyString(keys []string, dst []bool) []bool {
-	return many(s, keys, dst, &stringScratch, routeSum, (*bloom.Filter).HasManyString)
+	return many(s, keys, dst, &stringScratch, routeStrings, (*bloom.Filter).HasManyString)
 }
