@@ -20,6 +20,9 @@ import (
 // ShardedBloomFilter.stats() total them), MarshalBinary and Union. Like a
 // bloom.Filter it is for one writer: any number of goroutines may call
 // Has, the batches of Has and the statistics while nobody changes it.
+//
+// The zero value holds no shards: make one with NewSharded, LoadSharded or
+// UnmarshalBinary.
 type Sharded struct {
 	Router *bloom.Filter
 	Shards []*bloom.Filter
