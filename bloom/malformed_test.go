@@ -5,9 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/budget"
+	"github.com/edgebloom/edgebloom/internal/refusal"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
 
@@ -393,27 +392,7 @@ func generateMalformed() malformedFile {
 }
 
 // codeOf returns the npm module's error code for a Go decoding error.
-func codeOf(err error) string {
-	switch {
-	case err == nil:
-		return "no error"
-	case errors.Is(err, bloom.ErrTooLarge):
-		return "ERR_TOO_LARGE"
-	case errors.Is(err, bloom.ErrChecksum):
-		return "ERR_CHECKSUM"
-	case errors.Is(err, bloom.ErrNotFilter):
-		return "ERR_NOT_FILTER"
-	case errors.Is(err, bloom.ErrVersion):
-		return "ERR_VERSION"
-	case errors.Is(err, bloom.ErrKind):
-		return "ERR_KIND"
-	case errors.Is(err, bloom.ErrCorrupt):
-		return "ERR_CORRUPT"
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "ERR_TRUNCATED"
-	}
-	return "unclassified: " + err.Error()
-}
+func codeOf(err error) string { return refusal.Code(err) }
 
 // decodeAny decodes data as the kind its header names, as the npm module's
 // fromBytes does, and refuses trailing bytes.

@@ -285,6 +285,16 @@ export function applyDelta(filter, bytes, cursor) {
     throw new TypeError('edgebloom: applyDelta: the delta must be a Uint8Array or ArrayBuffer');
   const at = parseCursor(cursor);
   const d = decode(bytes);
+  // A record that carries its shard whole is part of the delta's form, as
+  // in Go's DecodeDelta: its length, then the engine's checks, before the
+  // delta is held against the copy.
+  d.records.forEach((r, i) => {
+    if (!r.whole) return;
+    const size = HEADER_SIZE + 8 * Math.ceil(d.bits / 64) + CHECKSUM_SIZE;
+    if (r.whole.length !== size)
+      throw fail('ERR_CORRUPT', `record ${i} carries its shard whole in ${r.whole.length} bytes, not ${size}`);
+    checkWhole(d, r, i);
+  });
   if (at.shards.length !== shards.length)
     throw fail('ERR_ARG', `the cursor names ${at.shards.length} shards, the copy has ${shards.length}`);
   if (d.shards !== shards.length)
@@ -306,14 +316,7 @@ export function applyDelta(filter, bytes, cursor) {
     );
   for (const r of d.records) {
     const { epoch, position } = at.shards[r.shard];
-    if (r.whole) {
-      // The shard whole, whatever the copy's holds: its length first, then
-      // the engine's checks.
-      const size = HEADER_SIZE + 8 * Math.ceil(d.bits / 64) + CHECKSUM_SIZE;
-      if (r.whole.length !== size)
-        throw fail('ERR_CORRUPT', `shard ${r.shard} comes whole in ${r.whole.length} bytes, not ${size}`);
-      continue;
-    }
+    if (r.whole) continue; // the shard whole, whatever the copy's holds
     if (r.epoch !== epoch)
       throw fail(
         'ERR_GENERATION',
@@ -322,7 +325,6 @@ export function applyDelta(filter, bytes, cursor) {
     if (r.from !== position)
       throw fail('ERR_GAP', `shard ${r.shard}: the delta starts at position ${r.from}, the copy is at ${position}`);
   }
-  d.records.forEach((r, i) => r.whole && checkWhole(d, r, i));
   for (const r of d.records) {
     if (r.whole) {
       shards[r.shard].writeBytes(HEADER_SIZE, r.whole.subarray(HEADER_SIZE, r.whole.length - CHECKSUM_SIZE));

@@ -1,8 +1,10 @@
 package snapshot
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -67,6 +69,11 @@ const (
 	// varints of at most 5 bytes.
 	MaxDeltaBits = 1 << 32
 	kindClassic  = abi.KindClassic
+	// maxSafe bounds a delta's generation and log positions, as the
+	// service makes them (a time in milliseconds, counts of rows): 2^53-1,
+	// the largest integer a JavaScript number holds exactly, so that Go and
+	// the npm module read the same numbers.
+	maxSafe = 1<<53 - 1
 )
 
 // A Cursor names what a copy holds: the filter's generation and, for each
@@ -302,6 +309,8 @@ func decodeDelta(data []byte, sink positionSink) (*Delta, error) {
 		return nil, deltaError(bloom.ErrCorrupt, "m = %d, k = %d", d.M, d.K)
 	case d.Shards < 1 || d.Shards > MaxShards || r > d.Shards:
 		return nil, deltaError(bloom.ErrCorrupt, "%d records of %d shards", r, d.Shards)
+	case d.Generation > maxSafe:
+		return nil, deltaError(bloom.ErrCorrupt, "generation %d is over 2^53", d.Generation)
 	}
 	// The lengths first: every record's must fit what is left.
 	end := uint64(len(data) - deltaTrailer)
@@ -334,6 +343,8 @@ func decodeDelta(data []byte, sink positionSink) (*Delta, error) {
 		b := uint64(le.Uint32(data[off+abi.DeltaRecordAtBytes:]))
 		body := data[off+deltaRecordHeader : off+deltaRecordHeader+b]
 		switch {
+		case rec.From > maxSafe || rec.To > maxSafe:
+			return nil, deltaError(bloom.ErrCorrupt, "record %d goes from %d to %d, over 2^53", i, rec.From, rec.To)
 		case rec.Shard >= d.Shards || (i > 0 && rec.Shard <= d.Records[i-1].Shard):
 			return nil, deltaError(bloom.ErrCorrupt, "record %d is of shard %d", i, rec.Shard)
 		case rec.Count > bloom.MaxCountPerBit*d.M:
@@ -409,8 +420,14 @@ func decodeShardRecord(d *Delta, rec *DeltaRecord, i int, n uint64, enc []byte) 
 	if n != 0 || rec.From != 0 || rec.To < rec.From {
 		return deltaError(bloom.ErrCorrupt, "record %d carries its shard whole, with %d positions from %d", i, n, rec.From)
 	}
-	f := new(bloom.Filter)
-	if err := f.UnmarshalBinary(enc); err != nil {
+	// Bounded by the delta's m, which the record must have: a header that
+	// says more is refused before its payload is read.
+	r := bytes.NewReader(enc)
+	f, err := bloom.Decode(r, d.M)
+	if err == nil && r.Len() != 0 {
+		err = fmt.Errorf("%d bytes after the shard", r.Len())
+	}
+	if err != nil {
 		return deltaError(bloom.ErrCorrupt, "record %d: its shard does not load (%v)", i, err)
 	}
 	if f.NumBits() != d.M || f.NumHashes() != d.K || f.Seed() != d.Seed || f.Count() != rec.Count {
@@ -422,8 +439,23 @@ func decodeShardRecord(d *Delta, rec *DeltaRecord, i int, n uint64, enc []byte) 
 
 // ErrDeltaMismatch is wrapped by ApplyDelta's refusals of a well-formed
 // delta that does not fit the copy: of another filter, of another
-// generation, or not starting where the copy is (a gap).
-var ErrDeltaMismatch = fmt.Errorf("snapshot: the delta does not fit the copy")
+// generation, or not starting where the copy is (a gap). Each refusal also
+// wraps the error that says which, the npm module's applyDelta code beside
+// it: bloom.ErrIncompatible (ERR_INCOMPATIBLE), ErrGeneration
+// (ERR_GENERATION), ErrGap (ERR_GAP) or ErrCursor (ERR_ARG).
+var ErrDeltaMismatch = errors.New("snapshot: the delta does not fit the copy")
+
+var (
+	// ErrGeneration: the delta is of another generation of the filter, or
+	// of another epoch of a shard's storage. Load the snapshot again.
+	ErrGeneration = errors.New("snapshot: the delta is of another generation")
+	// ErrGap: the delta starts at another position of a shard's log than
+	// the copy's. Ask for the changes since the copy's cursor.
+	ErrGap = errors.New("snapshot: the delta starts elsewhere than the copy")
+	// ErrCursor: the cursor names another number of shards than the copy
+	// has: it is not the copy's.
+	ErrCursor = errors.New("snapshot: the cursor is not the copy's")
+)
 
 // ApplyDelta applies the delta in data to copy, a *bloom.Filter (one shard)
 // or a *Sharded, which holds what cursor names, and returns the cursor of
@@ -447,32 +479,32 @@ func ApplyDelta(dst Set, cursor Cursor, data []byte) (Cursor, error) {
 	if err != nil {
 		return cursor, err
 	}
-	mismatch := func(format string, args ...any) (Cursor, error) {
-		return cursor, fmt.Errorf("%w: "+format, append([]any{ErrDeltaMismatch}, args...)...)
+	mismatch := func(why error, format string, args ...any) (Cursor, error) {
+		return cursor, fmt.Errorf("%w: %w: "+format, append([]any{ErrDeltaMismatch, why}, args...)...)
 	}
 	if len(cursor.Shards) != len(shards) {
-		return mismatch("the cursor names %d shards, the copy has %d", len(cursor.Shards), len(shards))
+		return mismatch(ErrCursor, "the cursor names %d shards, the copy has %d", len(cursor.Shards), len(shards))
 	}
 	if int(d.Shards) != len(shards) {
-		return mismatch("the delta is of a filter of %d shards, the copy has %d", d.Shards, len(shards))
+		return mismatch(bloom.ErrIncompatible, "the delta is of a filter of %d shards, the copy has %d", d.Shards, len(shards))
 	}
 	for i, f := range shards {
 		if f.NumBits() != d.M || f.NumHashes() != d.K || f.Seed() != d.Seed {
-			return mismatch("the delta is of shards of m = %d, k = %d, seed %d; shard %d of the copy has m = %d, k = %d, seed %d",
+			return mismatch(bloom.ErrIncompatible, "the delta is of shards of m = %d, k = %d, seed %d; shard %d of the copy has m = %d, k = %d, seed %d",
 				d.M, d.K, d.Seed, i, f.NumBits(), f.NumHashes(), f.Seed())
 		}
 	}
 	if d.Generation != cursor.Generation {
-		return mismatch("the delta is of generation %d, the copy of %d: load the snapshot again", d.Generation, cursor.Generation)
+		return mismatch(ErrGeneration, "the delta is of generation %d, the copy of %d: load the snapshot again", d.Generation, cursor.Generation)
 	}
 	for _, r := range d.Records {
 		at := cursor.Shards[r.Shard]
 		switch {
 		case r.Filter != nil: // the whole shard, whatever the copy's holds
 		case r.Epoch != at.Epoch:
-			return mismatch("shard %d: the delta is of epoch %d, the copy of %d: load the snapshot again", r.Shard, r.Epoch, at.Epoch)
+			return mismatch(ErrGeneration, "shard %d: the delta is of epoch %d, the copy of %d: load the snapshot again", r.Shard, r.Epoch, at.Epoch)
 		case r.From != at.Position:
-			return mismatch("shard %d: the delta starts at position %d, the copy is at %d", r.Shard, r.From, at.Position)
+			return mismatch(ErrGap, "shard %d: the delta starts at position %d, the copy is at %d", r.Shard, r.From, at.Position)
 		}
 	}
 	next := Cursor{Generation: cursor.Generation, Shards: slices.Clone(cursor.Shards)}

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -215,9 +216,9 @@ func TestCursorText(t *testing.T) {
 	}
 }
 
-// FuzzDecodeDelta: no input makes DecodeDelta panic or allocate past its
-// input, and what it accepts encodes to a delta that decodes the same.
-func FuzzDecodeDelta(f *testing.F) {
+// deltaSeeds adds the fuzz targets' seeds: deltas of a 2-shard service in
+// both versions, one with a whole shard, and the hostile corpus.
+func deltaSeeds(f *testing.F) *service {
 	sv := newService(&testing.T{}, 2)
 	cur := sv.cursor()
 	sv.add(keys(0, 30)...)
@@ -226,26 +227,102 @@ func FuzzDecodeDelta(f *testing.F) {
 	d, _ := DecodeDelta(sv.delta(cur))
 	d.Version = 1
 	f.Add(EncodeDelta(d))
+	files, _ := filepath.Glob(filepath.Join(hostileDir, "*.delta"))
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil {
+			f.Add(b)
+		}
+	}
+	return sv
+}
+
+// FuzzDecodeDelta: the checksum of each input is made to match first, so
+// that mutations reach the record checks and the Rice decoder; no input
+// makes DecodeDelta or ApplyDelta panic, what DecodeDelta accepts encodes
+// to a delta that decodes the same, and a delta it accepts applies to a
+// copy of its filter at the cursor it starts from, setting every position
+// it names.
+func FuzzDecodeDelta(f *testing.F) {
+	sv := deltaSeeds(f)
+	snap := encode(&testing.T{}, &Sharded{Router: sv.router, Shards: sv.shards})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		d, err := DecodeDelta(data)
+		if len(data) >= deltaHeaderSize+deltaTrailer {
+			data = withCRC(data)
+		}
+		d := checkDecoded(t, data)
+		if d == nil || d.Shards != 2 {
+			return
+		}
+		cp, err := LoadSharded(snap, 1<<20)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur := Cursor{Generation: d.Generation, Shards: make([]ShardPosition, 2)}
+		for _, r := range d.Records {
+			cur.Shards[r.Shard] = ShardPosition{Epoch: r.Epoch, Position: r.From}
+		}
+		shard := sv.shards[0]
+		fits := d.M == shard.NumBits() && d.K == shard.NumHashes() && d.Seed == shard.Seed()
+		_, err = ApplyDelta(cp, cur, data)
+		if fits != (err == nil) {
+			t.Fatalf("a well-formed delta (fits the copy: %v) applied with %v", fits, err)
+		}
 		if err != nil {
 			return
 		}
-		again, err := DecodeDelta(EncodeDelta(d))
-		if err != nil {
-			t.Fatalf("a re-encoded delta does not decode: %v", err)
-		}
-		for i := range d.Records {
-			a, b := &d.Records[i], &again.Records[i]
-			if (a.Filter == nil) != (b.Filter == nil) || a.Filter != nil && !a.Filter.Equal(b.Filter) {
-				t.Fatalf("record %d: the re-encoded shard differs", i)
+		for _, r := range d.Records {
+			got := cp.Shards[r.Shard]
+			if r.Filter != nil {
+				if !got.Equal(r.Filter) {
+					t.Fatalf("shard %d is not the record's whole shard", r.Shard)
+				}
+				continue
 			}
-			a.Filter, b.Filter = nil, nil
-		}
-		if !reflect.DeepEqual(d, again) {
-			t.Fatalf("re-encoded delta differs")
+			words := make([]byte, got.PayloadSize())
+			got.ReadAt(words, bloom.HeaderSize)
+			for _, p := range r.Positions {
+				if words[p/8]&(1<<(p%8)) == 0 {
+					t.Fatalf("shard %d: position %d is not set", r.Shard, p)
+				}
+			}
+			if got.Count() != r.Count {
+				t.Fatalf("shard %d: count %d; the record says %d", r.Shard, got.Count(), r.Count)
+			}
 		}
 	})
+}
+
+// FuzzDecodeDeltaAsSent is FuzzDecodeDelta's decoding on inputs as they
+// come, checksum included: its failures are found before the records are.
+func FuzzDecodeDeltaAsSent(f *testing.F) {
+	deltaSeeds(f)
+	f.Fuzz(func(t *testing.T, data []byte) { checkDecoded(t, data) })
+}
+
+// checkDecoded decodes data and, when it is accepted, checks that it
+// encodes to a delta that decodes the same; it returns the delta, or nil.
+func checkDecoded(t *testing.T, data []byte) *Delta {
+	d, err := DecodeDelta(data)
+	if err != nil {
+		return nil
+	}
+	again, err := DecodeDelta(EncodeDelta(d))
+	if err != nil {
+		t.Fatalf("a re-encoded delta does not decode: %v", err)
+	}
+	a0, b0 := *d, *again
+	a0.Records, b0.Records = slices.Clone(d.Records), slices.Clone(again.Records)
+	for i := range a0.Records {
+		a, b := &a0.Records[i], &b0.Records[i]
+		if (a.Filter == nil) != (b.Filter == nil) || a.Filter != nil && !a.Filter.Equal(b.Filter) {
+			t.Fatalf("record %d: the re-encoded shard differs", i)
+		}
+		a.Filter, b.Filter = nil, nil
+	}
+	if !reflect.DeepEqual(a0, b0) {
+		t.Fatalf("re-encoded delta differs")
+	}
+	return d
 }
 
 // A version 1 delta (LEB128 gaps) is still read, and gives what the same

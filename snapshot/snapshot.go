@@ -84,14 +84,6 @@ func Router(shards int) *bloom.Filter {
 	return r
 }
 
-// Route returns the shard of key among the shards of router.
-func Route(router *bloom.Filter, key string) int {
-	if router.NumBits() == 1 {
-		return 0
-	}
-	return int(router.Locations([]byte(key))[0])
-}
-
 // HeaderSize returns the length of a container header for s shards, router
 // included.
 func HeaderSize(s int) int {
@@ -118,35 +110,6 @@ func AppendHeader(dst []byte, lengths []uint64) []byte {
 type Set interface {
 	Has(key []byte) bool
 	HasString(key string) bool
-}
-
-// Sharded is a loaded sharded container.
-type Sharded struct {
-	Router *bloom.Filter
-	Shards []*bloom.Filter
-}
-
-// HasString reports whether key is probably in its shard.
-func (s *Sharded) HasString(key string) bool { return s.Shards[Route(s.Router, key)].HasString(key) }
-
-// Has reports whether key is probably in its shard.
-func (s *Sharded) Has(key []byte) bool { return s.HasString(string(key)) }
-
-// MarshalBinary returns the container, byte for byte what LoadSharded read
-// or the service's snapshot of the same shards: a copy kept in sync by
-// ApplyDelta is saved this way.
-func (s *Sharded) MarshalBinary() ([]byte, error) {
-	lengths := make([]uint64, len(s.Shards))
-	var body []byte
-	for i, f := range s.Shards {
-		b, err := f.MarshalBinary()
-		if err != nil {
-			return nil, err
-		}
-		lengths[i] = uint64(len(b))
-		body = append(body, b...)
-	}
-	return append(AppendHeader(nil, lengths), body...), nil
 }
 
 // Load reads a snapshot, plain or sharded, from data. Every filter in it may

@@ -117,13 +117,15 @@ function niceMax(x) {
 }
 
 // drawChart draws series of { points: [[x, y]], cls, dots } on an SVG.
+// One unit of the drawing is a pixel of the screen (280 to 720 wide), so that
+// its 16 px text (style.css) is 16 px on a projector and on a phone alike.
 function drawChart(node, { xmax, log, ymin, ymax, yticks, series, label }) {
-  const W = 320;
-  const H = 180;
-  const L = 44;
-  const R = 16;
-  const T = 8;
-  const B = 28;
+  const W = Math.round(Math.min(720, Math.max(280, node.clientWidth || 320)));
+  const H = Math.round(Math.min(300, Math.max(200, W * 0.6)));
+  const L = 70;
+  const R = 20;
+  const T = 12;
+  const B = 44;
   node.setAttribute('viewBox', `0 0 ${W} ${H}`);
   node.replaceChildren();
   node.append(svg('title', {}, label));
@@ -137,11 +139,11 @@ function drawChart(node, { xmax, log, ymin, ymax, yticks, series, label }) {
   const axes = svg('g', { class: 'axes' });
   for (const [v, text] of yticks) {
     axes.append(svg('line', { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: 'gridline' }));
-    axes.append(svg('text', { x: L - 4, y: Y(v) + 4, 'text-anchor': 'end' }, text));
+    axes.append(svg('text', { x: L - 6, y: Y(v) + 5, 'text-anchor': 'end' }, text));
   }
   for (let i = 0; i <= 4; i++) {
     const v = (xmax * i) / 4;
-    axes.append(svg('text', { x: X(v), y: H - B + 14, 'text-anchor': 'middle' }, fmtInt(Math.round(v))));
+    axes.append(svg('text', { x: X(v), y: H - B + 20, 'text-anchor': 'middle' }, fmtInt(Math.round(v))));
   }
   axes.append(svg('text', { x: W - R, y: H - 2, 'text-anchor': 'end' }, 'keys added'));
   axes.append(svg('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }));
@@ -158,13 +160,15 @@ function drawChart(node, { xmax, log, ymin, ymax, yticks, series, label }) {
         const cx = X(x);
         const y = H - B - 1;
         g.append(
-          svg('path', { d: `M${(cx - 4).toFixed(1)},${y - 7}L${(cx + 4).toFixed(1)},${y - 7}L${cx.toFixed(1)},${y}Z` }),
+          svg('path', {
+            d: `M${(cx - 6).toFixed(1)},${y - 10}L${(cx + 6).toFixed(1)},${y - 10}L${cx.toFixed(1)},${y}Z`,
+          }),
         );
       }
       node.append(g);
     } else if (s.dots) {
       const g = svg('g', { class: s.cls });
-      for (const [x, y] of pts) g.append(svg('circle', { cx: X(x).toFixed(1), cy: Y(y).toFixed(1), r: 2.5 }));
+      for (const [x, y] of pts) g.append(svg('circle', { cx: X(x).toFixed(1), cy: Y(y).toFixed(1), r: 4 }));
       node.append(g);
     } else {
       // On a log scale a line stops at the floor instead of running along
@@ -184,7 +188,7 @@ function drawChart(node, { xmax, log, ymin, ymax, yticks, series, label }) {
   }
 }
 
-function drawCharts() {
+export function drawCharts() {
   const { m, k, history } = state;
   const last = history[history.length - 1]?.n ?? 0;
   const cap = state.filter.capacity || 0;
@@ -245,4 +249,6 @@ export function refresh({ recordPoint = true } = {}) {
   drawCharts();
   scheduleNow();
   $('remove').hidden = state.kind !== 'counting';
+  // main.js: the address follows the filter's keys.
+  document.dispatchEvent(new CustomEvent('pagechange'));
 }

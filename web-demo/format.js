@@ -28,15 +28,41 @@ export function fmtRate(x) {
   if (x === 0) return '0 %';
   const pct = x * 100;
   if (pct >= 1e-6) return `${pct.toPrecision(3)} %`;
-  const e = Math.floor(Math.log10(pct));
-  const power = String(e).replace(/./g, (c) => SUPERSCRIPT[c]);
-  return `${(pct / 10 ** e).toPrecision(3)} × 10${power} %`;
+  // The mantissa rounded to three digits can reach 10 (9.996 × 10⁻⁸ is
+  // 1.00 × 10⁻⁷): then the power goes up by one.
+  let e = Math.floor(Math.log10(pct));
+  let mant = Number((pct / 10 ** e).toPrecision(3));
+  if (mant >= 10) {
+    e += 1;
+    mant /= 10;
+  }
+  return `${mant.toFixed(2)} × ${powerOfTen(e)} %`;
 }
 
+/** powerOfTen writes 10^e with a superscript exponent and a true minus: 10⁻⁸. */
+export function powerOfTen(e) {
+  return `10${String(e).replace(/./g, (c) => SUPERSCRIPT[c])}`;
+}
+
+/** minus writes a number's minus sign as the minus "−" (U+2212), not the hyphen "-". */
+export const minus = (text) => String(text).replace(/^-/, '−');
+
 // fmtPercentTick writes a chart's tick at 10^e (e ≤ 0) as a percentage:
-// 100 %, 10 %, 1 %, 0.1 %, 0.01 %.
+// 100 %, 10 %, 1 %, 0.1 %, 0.01 %, 0.001 %, 10⁻⁴ %.
+// Below 0.001 % a tick is a power of ten (10⁻⁶ %), which stays short
+// enough for the axis instead of 0.000001 %.
 export function fmtPercentTick(e) {
+  if (e + 2 < -3) return `${powerOfTen(e + 2)} %`;
   return `${(10 ** (e + 2)).toFixed(Math.max(0, -(e + 2)))} %`;
+}
+
+/** fmtTick writes a tick at a rate that is 1, 2 or 5 times a power of ten as a percentage: 20 %, 0.05 %, 5 × 10⁻⁶ %. */
+export function fmtTick(v) {
+  const e = Math.floor(Math.log10(v) + 1e-9);
+  const f = Math.round(v / 10 ** e);
+  if (f === 1) return fmtPercentTick(e);
+  if (e + 2 < -3) return `${f} × ${powerOfTen(e + 2)} %`;
+  return `${(f * 10 ** (e + 2)).toFixed(Math.max(0, -(e + 2)))} %`;
 }
 
 // payloadBytes returns the bytes that m bits (or 4-bit counters) of a
@@ -66,6 +92,20 @@ export function sizeNote(s) {
     return `${saved}: ${fmtBytes(payloadBytes(s.kind, s.bits))} of ${unit} (m = ${fmtInt(s.bits)}, in ${words}), a 64-byte header and an 8-byte checksum`;
   }
   return `${saved}: the bits, and a 64-byte header and an 8-byte checksum for the filter and for each of its parts`;
+}
+
+/**
+ * ceilArg writes x, about to be rounded up, with as many decimals as show
+ * that it is not whole (2 to 6, cut, not rounded): ⌈9585.06⌉ = 9,586, never
+ * ⌈9585⌉ = 9,586.
+ */
+export function ceilArg(x) {
+  if (Number.isInteger(x)) return fmtInt(x);
+  const whole = Math.floor(x);
+  let d = 2;
+  while (d < 6 && Math.floor((x - whole) * 10 ** d) === 0) d++;
+  const frac = String(Math.floor((x - whole) * 10 ** d)).padStart(d, '0');
+  return `${fmtInt(whole)}.${frac}`;
 }
 
 export function list(items) {

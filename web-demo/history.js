@@ -13,11 +13,14 @@ export function snapshot() {
   return {
     bytes: state.filter.toBytes(),
     fromFile: state.fromFile,
+    form: state.form,
     added: state.added,
     keyCounts: new Map(state.keyCounts),
     typedKeys: [...state.typedKeys],
     bulkKeys: state.bulkKeys,
     forced: state.forced,
+    removedKeys: new Set(state.removedKeys),
+    forcedKeys: new Set(state.forcedKeys),
     bitKeys: new Map([...state.bitKeys].map(([p, keys]) => [p, [...keys]])),
     history: state.history.map((h) => ({ ...h })),
   };
@@ -42,11 +45,14 @@ export function popUndo() {
 /** restoreRecord puts the page's record of keys of snapshot s back (the filter itself is the caller's). */
 export function restoreRecord(s) {
   state.fromFile = s.fromFile;
+  state.form = s.form;
   state.added = s.added;
   state.keyCounts = s.keyCounts;
   state.typedKeys = s.typedKeys;
   state.bulkKeys = s.bulkKeys;
   state.forced = s.forced;
+  state.removedKeys = s.removedKeys;
+  state.forcedKeys = s.forcedKeys;
   state.bitKeys = s.bitKeys;
   state.history = s.history;
 }

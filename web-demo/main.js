@@ -5,31 +5,24 @@
 // params.js (the size from n and p, and its arithmetic), grid.js (the bits),
 // charts.js (stats, status, key list, charts), tradeoff.js (the k
 // trade-off, with theory.js and measure.js), hashmath.js (how a key
-// becomes its positions) and actions.js (what the buttons do); this file
+// becomes its positions), actions.js (making, resetting and undoing the
+// filter), keys.js and verdict.js (adding, testing, removing keys, and the
+// verdict's words), finder.js (made-up keys) and files.js; this file
 // wires them to the page and starts the engine.
 import { init } from '/js/index.js';
 import { $, state } from './state.js';
 import { el, setError } from './format.js';
 import { SMALL_KEYS, runPatterns } from './patterns.js';
 import { showDerived, sizing, updateFields } from './params.js';
-import { showStatus } from './charts.js';
+import { drawCharts, showStatus } from './charts.js';
 import { wireTradeoff } from './tradeoff.js';
 import { wireTour } from './tour.js';
+import { applyAddress, keepAddress, listLessons, setUpStep } from './lessons.js';
 import { showNumbers } from './grid.js';
-import {
-  addKey,
-  bulkInsert,
-  createFilter,
-  download,
-  findFalsePositive,
-  openFile,
-  readKey,
-  removeKey,
-  resetFilter,
-  undo,
-  setBusy,
-  testKey,
-} from './actions.js';
+import { createFilter, resetFilter, setBusy, undo } from './actions.js';
+import { addKey, readKey, removeKey, testKey } from './keys.js';
+import { bulkInsert, findFalsePositive } from './finder.js';
+import { download, openFile } from './files.js';
 
 function guard(field, fn) {
   return (...args) => {
@@ -53,6 +46,10 @@ function setEnter(action) {
   enter = action;
   $('key-help').textContent = ENTER_HELP[action];
 }
+// Only a counting filter removes: with another, Enter adds again.
+document.addEventListener('filterchange', () => {
+  if (enter === 'remove' && state.kind !== 'counting') setEnter('add');
+});
 
 // kept reads a choice of the reader's kept across visits (localStorage,
 // which a private window may refuse: then the choice lasts the visit).
@@ -71,9 +68,28 @@ function keep(name, on) {
   }
 }
 
+// showTogether, on a phone, scrolls the verdict to the top of the screen
+// when it and the grid below it are not both in view: the answer and the
+// bits it is about, seen together.
+function showTogether() {
+  if (!matchMedia('(max-width: 40rem)').matches) return;
+  const v = $('verdict').getBoundingClientRect();
+  const g = $('grid').getBoundingClientRect();
+  if (v.top >= 0 && g.bottom <= window.innerHeight) return;
+  $('verdict').scrollIntoView({ block: 'start' });
+}
+
 function wire() {
   wireTradeoff();
-  wireTour();
+  wireTour({
+    setUp: (step) => setUpStep(step).catch((err) => setError('key', err.message)),
+    onStep: () => keepAddress(true),
+  });
+  // The address holds the page as it is: a new filter or a step is a new
+  // entry of the history, a key added or removed rewrites the entry on show.
+  document.addEventListener('filterchange', () => keepAddress(true));
+  document.addEventListener('pagechange', () => keepAddress(false));
+  window.addEventListener('popstate', () => applyAddress().catch((err) => setError('key', err.message)));
   // The hash arithmetic is closed until the reader opens it, and stays as
   // they leave it; so do the bit numbers.
   const hm = $('hashmath-box');
@@ -118,7 +134,9 @@ function wire() {
     guard('key', () => {
       setEnter(action);
       const key = readKey();
-      if (key !== null) actions[action](key);
+      if (key === null) return;
+      actions[action](key);
+      showTogether();
     });
   $('keyform').addEventListener('submit', (e) => {
     e.preventDefault();
@@ -136,7 +154,11 @@ function wire() {
     }),
   );
   $('key').addEventListener('input', () => setError('key'));
-  $('findfp').addEventListener('click', () => findFalsePositive().catch((err) => setError('key', err.message)));
+  $('findfp').addEventListener('click', () =>
+    findFalsePositive()
+      .then(showTogether)
+      .catch((err) => setError('key', err.message)),
+  );
   $('bulk').addEventListener('click', () => bulkInsert().catch((err) => ($('bulk-status').textContent = err.message)));
   $('bulksize').addEventListener('click', () => {
     document.querySelector('input[name="sizing"][value="np"]').checked = true;
@@ -169,6 +191,12 @@ function wire() {
   $('patterns-run').addEventListener('click', () =>
     runPatterns(setBusy).catch((err) => ($('patterns-result').textContent = err.message)),
   );
+  // The charts are drawn a pixel a unit: again when the page's width changes.
+  let resized = 0;
+  window.addEventListener('resize', () => {
+    cancelAnimationFrame(resized);
+    resized = requestAnimationFrame(() => state.filter && drawCharts());
+  });
   $('file').addEventListener('change', () => {
     const file = $('file').files[0];
     // Forget the choice, so that choosing the same file again reloads it.
@@ -189,7 +217,9 @@ async function main() {
   }
   state.ready = true;
   setBusy(false);
-  createFilter();
+  listLessons();
+  // A step's set-up may take seconds: the page is ready before it ends.
+  applyAddress().catch((err) => setError('key', err.message));
   showStatus();
   document.body.dataset.ready = 'true';
 }

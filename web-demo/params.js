@@ -4,7 +4,19 @@ import { BloomFilter, BlockedBloomFilter, optimal, optimalBlocks, estimateFPR, e
 import { ADD_BUDGET, measureRate, plan } from './measure.js';
 import { rateInterval, theta } from './theory.js';
 import { $, BLOCK, state } from './state.js';
-import { el, fmtBytes, fmtInt, fmtRate, fmtSI, memoryNote, payloadBytes, setError, withSup } from './format.js';
+import {
+  ceilArg,
+  el,
+  fmtBytes,
+  fmtInt,
+  fmtRate,
+  fmtSI,
+  memoryNote,
+  minus,
+  payloadBytes,
+  setError,
+  withSup,
+} from './format.js';
 
 function parseCount(text) {
   const t = text.trim().replace(/[\s,_]/g, '');
@@ -30,6 +42,26 @@ export function sizing() {
 
 export function chosenKind() {
   return document.querySelector('input[name="kind"]:checked').value;
+}
+
+/** readForm returns the form's choices and fields as typed: { kind, sizing, n, p, m, k }. */
+export function readForm() {
+  return { kind: chosenKind(), sizing: sizing(), n: $('n').value, p: $('p').value, m: $('m').value, k: $('k').value };
+}
+
+/**
+ * writeForm puts choices and fields back on the form (those form gives),
+ * shows the fields of its sizing, and the size they derive: Undo puts back
+ * the form of the filter it brings back, a link the form it names.
+ */
+export function writeForm(form) {
+  for (const name of ['kind', 'sizing']) {
+    const radio = form[name] && document.querySelector(`input[name="${name}"][value="${form[name]}"]`);
+    if (radio) radio.checked = true;
+  }
+  for (const id of ['n', 'p', 'm', 'k']) if (form[id] !== undefined) $(id).value = String(form[id]);
+  updateFields();
+  showDerived();
 }
 
 // updateFields shows the fields of the chosen sizing and kind: a split-block
@@ -196,13 +228,13 @@ function scheduleMeasure(dd, kind, m, k, n) {
 // num writes a real number with four significant digits, as the steps of
 // the arithmetic show it.
 function num(x) {
-  if (Number.isInteger(x)) return fmtInt(x);
+  if (Number.isInteger(x)) return minus(fmtInt(x));
   const a = Math.abs(x);
   if (a !== 0 && (a < 1e-3 || a >= 1e7)) {
     const [mant, exp] = x.toExponential(3).split('e');
-    return `${mant} × 10^(${String(Number(exp)).replace('-', '−')})`;
+    return `${minus(mant)} × 10^(${minus(Number(exp))})`;
   }
-  return String(Number(x.toPrecision(4)));
+  return minus(Number(x.toPrecision(4)));
 }
 
 // eq is one line of arithmetic: a name, then "= step" for each step; the
@@ -264,7 +296,7 @@ function showSizeMath(kind, mode, { n, m, k, p }) {
             `⌈−n · ln p / (ln 2)²⌉`,
             `⌈−${fmtInt(n)} × ln ${num(p)} / ${num(ln2 * ln2)}⌉`,
             `⌈−${fmtInt(n)} × (${num(Math.log(p))}) / ${num(ln2 * ln2)}⌉`,
-            `⌈${num(raw)}⌉`,
+            `⌈${ceilArg(raw)}⌉`,
           ],
           { text: fmtInt(m), unit },
         ),

@@ -22,12 +22,15 @@ export const state = {
   m: 0,
   k: 0,
   fromFile: '', // the file name when the filter was opened from a file
+  form: null, // the form's choices and fields that made the filter on show (params.js readForm)
   added: 0, // keys added (from a file: its count, then the page's adds and removals)
   keyCounts: new Map(), // key → times added on this page
   typedKeys: [], // keys typed into the page, in order, for the list
   bulkKeys: 0,
   bulkRepeats: 0,
   forced: 0, // removals of keys never added (counting filters: "Remove anyway")
+  removedKeys: new Set(), // keys added on this page and then removed (Remove), not added since
+  forcedKeys: new Set(), // keys never added that were removed anyway
   bitKeys: new Map(), // position → keys added on this page whose positions include it
   history: [], // chart points: { n, fill, est, measured }
   cells: [],

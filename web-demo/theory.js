@@ -226,3 +226,43 @@ export function coveringKey(positions, added) {
   }
   return cover;
 }
+
+// niceBelow and niceAbove round a rate down or up to 1, 2 or 5 times a
+// power of ten.
+function niceBelow(x) {
+  const e = Math.floor(Math.log10(x) + 1e-9);
+  return [5, 2, 1].map((f) => f * 10 ** e).find((v) => v <= x * (1 + 1e-9)) ?? 10 ** e;
+}
+function niceAbove(x) {
+  const e = Math.floor(Math.log10(x) + 1e-9);
+  return [1, 2, 5, 10].map((f) => f * 10 ** e).find((v) => v >= x * (1 - 1e-9));
+}
+
+/**
+ * yRange returns the rates [low, high] the curve's y axis spans (a log
+ * scale), and its ticks: from the 1-2-5 value below the least rate drawn to
+ * the one above the greatest, a factor of 4 at least, so that the curve
+ * fills the chart rather than lying flat along it; one step lower when a
+ * measured zero needs a floor. Ticks: every 1-2-5 value between, or only
+ * the powers of ten when those would be more than 8.
+ */
+export function yRange(rates, zeros = false) {
+  const shown = rates.filter((r) => r > 0);
+  if (!shown.length) return { low: 1e-3, high: 1, ticks: [1e-3, 1e-2, 1e-1, 1] };
+  let low = Math.max(1e-12, niceBelow(Math.min(...shown)));
+  const high = Math.min(1, niceAbove(Math.max(...shown)));
+  if (zeros) low = niceBelow(low * 0.99);
+  while (high / low < 4) low = niceBelow(low * 0.99);
+  let ticks = [];
+  for (let e = Math.floor(Math.log10(low) + 1e-9); e <= 0; e++)
+    for (const f of [1, 2, 5]) {
+      const v = f / 10 ** -e;
+      if (v >= low * (1 - 1e-9) && v <= high * (1 + 1e-9)) ticks.push(v);
+    }
+  if (ticks.length > 8) {
+    ticks = ticks.filter((v) => Math.abs(Math.log10(v) - Math.round(Math.log10(v))) < 1e-9);
+    if (ticks.length > 8)
+      ticks = ticks.filter((_, i) => i % 2 === (ticks.length % 2) - 1 || i % 2 === (ticks.length - 1) % 2);
+  }
+  return { low, high, ticks };
+}

@@ -3,9 +3,9 @@
 // built at each k; and why k* is best, with the bits of one such filter.
 import { BloomFilter } from '/js/index.js';
 import { $, state } from './state.js';
-import { el, fmtInt, fmtRate, withSup } from './format.js';
+import { el, fmtInt, fmtRate, fmtTick, withSup } from './format.js';
 import { svg } from './charts.js';
-import { bestWholeK, kStar, rateInterval, theta, thetaCurve } from './theory.js';
+import { bestWholeK, kStar, rateInterval, theta, thetaCurve, yRange } from './theory.js';
 import { ADD_BUDGET, measureRate, plan } from './measure.js';
 
 const tr = {
@@ -158,36 +158,39 @@ function draw() {
 
 function drawCurve(m, n, k, kmax) {
   const node = $('chart-k');
-  // As wide as it is shown (320 to 640 units), so that its text stays readable on a phone.
-  const W = Math.round(Math.min(640, Math.max(320, node.clientWidth || 640)));
-  const H = 260;
-  const L = 56;
+  // One unit of the drawing a pixel of the screen (300 to 960), so that its
+  // 16 px text is 16 px on a projector and on a phone alike.
+  const W = Math.round(Math.min(960, Math.max(300, node.clientWidth || 640)));
+  const H = W < 480 ? 280 : 320;
+  const L = 72;
   const R = 16;
-  const T = 12;
-  const B = 36;
+  const T = 14;
+  const B = 44;
   const curve = thetaCurve(m, n, kmax);
   const meas = [...tr.measured].filter(([kk]) => kk <= kmax);
-  const rates = [...curve.map(([, r]) => r), ...meas.map(([, r]) => r.hits / r.probes)].filter((r) => r > 0);
-  // The floor: a decade below the least rate shown, so that nothing but a
-  // measured zero sits on it.
-  const lowE = Math.max(-12, Math.floor(Math.log10(Math.min(...rates))) - 1);
-  const ymin = 10 ** lowE;
+  const rates = [...curve.map(([, r]) => r), ...meas.map(([, r]) => r.hits / r.probes)];
+  const { low, high, ticks } = yRange(
+    rates,
+    meas.some(([, r]) => r.hits === 0),
+  );
+  const [lowL, highL] = [Math.log10(low), Math.log10(high)];
+  const ymin = low;
   const X = (x) => L + ((W - L - R) * (x - 1)) / Math.max(1, kmax - 1);
   const Y = (y) => {
-    const t = (Math.log10(Math.max(y, ymin)) - lowE) / -lowE;
+    const t = (Math.log10(Math.max(y, ymin)) - lowL) / (highL - lowL);
     return T + (H - T - B) * (1 - Math.min(1, Math.max(0, t)));
   };
   node.setAttribute('viewBox', `0 0 ${W} ${H}`);
   node.replaceChildren(svg('title', {}, `False-positive rate against k, at m = ${m} and n = ${n}`));
   const axes = svg('g', { class: 'axes' });
-  const step = -lowE > 6 ? 2 : 1;
-  for (let e = 0; e >= lowE; e -= step) {
-    axes.append(svg('line', { x1: L, x2: W - R, y1: Y(10 ** e), y2: Y(10 ** e), class: 'gridline' }));
-    axes.append(svg('text', { x: L - 4, y: Y(10 ** e) + 4, 'text-anchor': 'end' }, tick(e)));
+  for (const v of ticks) {
+    axes.append(svg('line', { x1: L, x2: W - R, y1: Y(v), y2: Y(v), class: 'gridline' }));
+    axes.append(svg('text', { x: L - 6, y: Y(v) + 5, 'text-anchor': 'end' }, fmtTick(v)));
   }
-  const kstep = kmax > 24 ? 4 : kmax > 12 ? 2 : 1;
+  // Labels at least 32 px apart.
+  const kstep = [1, 2, 4, 8].find((st) => ((W - L - R) * st) / Math.max(1, kmax - 1) >= 32) ?? 8;
   for (let kk = 1; kk <= kmax; kk += kstep)
-    axes.append(svg('text', { x: X(kk), y: H - B + 15, 'text-anchor': 'middle' }, String(kk)));
+    axes.append(svg('text', { x: X(kk), y: H - B + 20, 'text-anchor': 'middle' }, String(kk)));
   axes.append(svg('text', { x: W - R, y: H - 4, 'text-anchor': 'end' }, 'hashes k'));
   axes.append(svg('line', { x1: L, x2: L, y1: T, y2: H - B, class: 'axis' }));
   axes.append(svg('line', { x1: L, x2: W - R, y1: H - B, y2: H - B, class: 'axis' }));
@@ -196,7 +199,7 @@ function drawCurve(m, n, k, kmax) {
   const ks = kStar(m, n);
   if (ks >= 1 && ks <= kmax) {
     node.append(svg('line', { x1: X(ks), x2: X(ks), y1: T, y2: H - B, class: 'kstar' }));
-    node.append(svg('text', { x: X(ks) + 4, y: T + 12, class: 'kstar-label' }, `k* = ${ks.toFixed(2)}`));
+    node.append(svg('text', { x: X(ks) + 5, y: T + 16, class: 'kstar-label' }, `k* = ${ks.toFixed(2)}`));
   }
   const d = curve.map(([kk, r], i) => `${i ? 'L' : 'M'}${X(kk).toFixed(1)},${Y(r).toFixed(1)}`).join('');
   node.append(svg('path', { d, class: 'theory' }));
@@ -220,11 +223,6 @@ function drawCurve(m, n, k, kmax) {
     }
   }
   node.append(g);
-}
-
-function tick(e) {
-  if (e >= -2) return `${10 ** (e + 2)} %`;
-  return `${(10 ** (e + 2)).toFixed(-(e + 2))} %`;
 }
 
 function sayResult(m, n, k) {

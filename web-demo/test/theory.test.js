@@ -17,6 +17,7 @@ import {
   startPairs,
   theta,
   thetaCurve,
+  yRange,
   zeroShare,
 } from '../theory.js';
 import { bitsOf, freshKeys, measureRate, plan } from '../measure.js';
@@ -152,4 +153,20 @@ test('supParts writes exponents as superscripts', () => {
     ['(ln 2)', false],
     ['2', true],
   ]);
+});
+
+test("the k chart's y axis fits the rates drawn: the default curve fills it, a zero gets a floor below", () => {
+  // The page's default: m = 624, n = 100, k from 1 to 13.
+  const rates = thetaCurve(624, 100, 13).map(([, r]) => r);
+  const { low, high, ticks } = yRange(rates);
+  assert.deepEqual([low, high], [0.05, 0.2]);
+  assert.ok(
+    Math.log10(Math.max(...rates) / Math.min(...rates)) / Math.log10(high / low) > 0.5,
+    'the curve spans over half the axis',
+  );
+  assert.deepEqual(ticks, [0.05, 0.1, 0.2]);
+  assert.ok(yRange(rates, true).low < low, 'a measured zero gets a floor below');
+  const tiny = yRange([1e-9, 0.3]);
+  assert.ok(tiny.ticks.length <= 8 && tiny.ticks.at(-1) === 0.1, tiny.ticks.join());
+  assert.ok(yRange([0.5, 0.51]).high / yRange([0.5, 0.51]).low >= 4);
 });

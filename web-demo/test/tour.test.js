@@ -35,3 +35,13 @@ test('the tour ends at examples that exist, which the page links and serve.js se
     ['colly-crawler', 'sync-extension', 'parquet'],
   );
 });
+
+test('every step but the last has a title and a button that sets it up, which lessons.js defines', () => {
+  const lessons = readFileSync(path.join(demo, 'lessons.js'), 'utf8');
+  STEPS.forEach((step, i) => {
+    assert.match(step.title, /^[A-Z]/, `step ${i + 1} has a title`);
+    if (i === STEPS.length - 1) return;
+    assert.match(step.button, /^[A-Z].{10,}[^.]$/, `step ${i + 1}: ${step.button}`);
+    assert.match(lessons, new RegExp(`^  ${i + 1}: (async )?\\(\\) => \\{`, 'm'), `lessons.js sets up step ${i + 1}`);
+  });
+});
