@@ -2,7 +2,7 @@
 // does, run it in Miniflare (workerd) or under wrangler dev, and call its API.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { once } from 'node:events';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -243,6 +243,22 @@ async function startServer({ command, cwd, env, port, timeoutMs, probe }) {
     await new Promise((r) => setTimeout(r, 500));
   }
   return { base, port, pid: child.pid, request: client(fetch, base), stop, log: () => log };
+}
+
+/**
+ * Starts "wrangler dev" on a plain JS Worker, a benchmark's comparison:
+ * source is its worker.mjs, written with its wrangler.json into dir/js,
+ * its state in dir/js-state.
+ */
+export async function startJsWorker(dir, source) {
+  const js = join(dir, 'js');
+  mkdirSync(js);
+  writeFileSync(join(js, 'worker.mjs'), source);
+  writeFileSync(
+    join(js, 'wrangler.json'),
+    JSON.stringify({ name: 'bench', main: 'worker.mjs', compatibility_date: '2026-04-01' }) + '\n',
+  );
+  return startWranglerDev(js, join(dir, 'js-state'));
 }
 
 /**

@@ -12,11 +12,11 @@
 // requests. Run from the repository root:
 //
 //   node worker/bench/abandoned.js [BURST, default 300] [idle deadline in s, default 120]
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
-import { rss, startDev, startWranglerDev, TOKEN, workerdProcesses } from '../../testkit/worker.js';
+import { rss, startDev, startJsWorker, TOKEN, workerdProcesses } from '../../testkit/worker.js';
 
 const BURST = Number(process.argv[2] ?? 300);
 const IDLE_S = Number(process.argv[3] ?? 120);
@@ -57,17 +57,10 @@ const dir = mkdtempSync(join(tmpdir(), 'edgebloom-abandoned-'));
 let w;
 try {
   // A JS Worker's resident size after BURST abandoned requests, the same way.
-  const js = join(dir, 'js');
-  mkdirSync(js);
-  writeFileSync(
-    join(js, 'worker.mjs'),
+  w = await startJsWorker(
+    dir,
     `export default { async fetch() { await new Promise((r) => setTimeout(r, 20)); return new Response('x'.repeat(20000)); } };\n`,
   );
-  writeFileSync(
-    join(js, 'wrangler.json'),
-    JSON.stringify({ name: 'bench', main: 'worker.mjs', compatibility_date: '2026-04-01' }) + '\n',
-  );
-  w = await startWranglerDev(js, join(dir, 'js-state'));
   const jsBefore = rss(workerdProcesses(w.pid));
   await parallel(8, Array.from({ length: BURST }), async () => {
     await fetch(w.base + '/', { signal: AbortSignal.timeout(5) })

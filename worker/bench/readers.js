@@ -17,10 +17,10 @@
 // 60 s counts as a timeout. Run from the repository root:
 //
 //   node worker/bench/readers.js [readers, default 1000] [capacity, default 10000000] [fill, default 200000]
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startDev, startWranglerDev, TOKEN } from '../../testkit/worker.js';
+import { startDev, startJsWorker, TOKEN } from '../../testkit/worker.js';
 
 const READERS = Number(process.argv[2] ?? 1000);
 const CAPACITY = Number(process.argv[3] ?? 10_000_000);
@@ -62,10 +62,8 @@ const dir = mkdtempSync(join(tmpdir(), 'edgebloom-readers-bench-'));
 let w;
 try {
   // The JS Worker first, alone on the machine's wrangler dev.
-  const js = join(dir, 'js');
-  mkdirSync(js);
-  writeFileSync(
-    join(js, 'worker.mjs'),
+  w = await startJsWorker(
+    dir,
     `const sizes = { '/small': 5000, '/big': 12_000_000 };
 export default {
   async fetch(request) {
@@ -80,11 +78,6 @@ export default {
 };
 `,
   );
-  writeFileSync(
-    join(js, 'wrangler.json'),
-    JSON.stringify({ name: 'bench', main: 'worker.mjs', compatibility_date: '2026-04-01' }) + '\n',
-  );
-  w = await startWranglerDev(js, join(dir, 'js-state'));
   await readAll(w.base, ['/small', '/big']);
   const jsCrowd = await readAll(w.base, [...Array(READERS).fill('/small'), ...Array(READERS / 10).fill('/big')]);
   await w.stop();
