@@ -7,7 +7,10 @@
 // from an origin of its own, which the Worker lists in
 // EDGEBLOOM_ALLOWED_ORIGINS, and holds a read token: its requests reach the
 // Worker as any page's would (CORS, preflights), with no routing in the
-// test. A page on an origin the Worker does not list gets nothing.
+// test. A page on an origin the Worker does not list gets nothing, and
+// says why, naming its origin and EDGEBLOOM_ALLOWED_ORIGINS. Through a
+// proxy that answers 503 busy (testkit/busy.js), the page retries after
+// Retry-After and syncs within seconds, not at its next period.
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,6 +19,7 @@ import { after, test } from 'node:test';
 import { buildWorker, startWorker } from '../testkit/worker.js';
 import { cleanup, repoRoot, timeout } from '../testkit/process.js';
 import { launchChromium, serve } from '../testkit/browser.js';
+import { busyProxy } from '../testkit/busy.js';
 import { packageDirs } from './helpers.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'edgebloom-sync-example-'));
@@ -42,7 +46,7 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
 
   const name = 'example';
   assert.equal(
-    (await w.request('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, shards: 2 })).status,
+    (await w.request('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, shards: 4 })).status,
     201,
   );
   const first = urls('first', 100);
@@ -67,6 +71,9 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
 
   await open();
   await until('the first sync', (s) => s.formats.length >= 1);
+  // The copy's key count and the last sync, on a 4-shard filter too.
+  assert.equal((await state()).keys, 100);
+  assert.match(await page.textContent('#status'), /Last synced: \d.*; 100 keys\./);
   assert.deepEqual(
     await page.evaluate((k) => window.syncExample.has(k), first),
     first.map(() => true),
@@ -124,9 +131,51 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
     }
   })();
   assert.equal(failed.syncs, 0);
-  assert.match(failed.error, /Failed to fetch/);
+  assert.equal(failed.code, 'cors_refused');
+  assert.ok(
+    failed.error.includes(elsewhere.origin) && failed.error.includes('EDGEBLOOM_ALLOWED_ORIGINS'),
+    `the failure names the page's origin and the setting: ${failed.error}`,
+  );
+  assert.ok(
+    (await stranger.textContent('#status')).includes(
+      `list ${elsewhere.origin} in the service's EDGEBLOOM_ALLOWED_ORIGINS`,
+    ),
+  );
   assert.ok(
     chromium.errors.some((e) => e.includes(elsewhere.origin) && /CORS/.test(e)),
     `Chromium reports the CORS refusal: ${chromium.errors}`,
   );
+
+  // A busy service: the first 3 checkpoint requests answered 503 with
+  // Retry-After: 1. The page waits about that long (with jitter, doubled
+  // at each try) and syncs, long before its 10-minute period.
+  const proxy = await busyProxy(service, { match: /\/checkpoints\//, refuse: 3 });
+  const busy = await chromium.context.newPage();
+  await busy.goto(
+    `${origin}/examples/sync/index.html?${query.replace(encodeURIComponent(service), encodeURIComponent(proxy.url))}&every=600000`.replace(
+      '&every=200',
+      '',
+    ),
+  );
+  const retried = await (async () => {
+    for (let i = 0; ; i++) {
+      const s = await busy.evaluate(() => window.syncExample?.state);
+      if (s?.syncs >= 1 || s?.error) return s;
+      assert.ok(i < 300, `waited for the sync through a busy service: ${JSON.stringify(s)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  assert.equal(retried.error, null);
+  assert.equal(proxy.refused.length, 3);
+  assert.deepEqual(
+    retried.retries.map((r) => [r.status, r.code]),
+    [
+      [503, 'busy'],
+      [503, 'busy'],
+      [503, 'busy'],
+    ],
+  );
+  // Each wait is at least the Retry-After and the back-off (1, 2, 4 s), at most half as much again.
+  retried.retries.forEach((r, i) => assert.ok(r.ms >= 1000 * 2 ** i && r.ms <= 1500 * 2 ** i, `wait ${i}: ${r.ms} ms`));
+  assert.equal(retried.keys, 250);
 });

@@ -5,7 +5,11 @@
 // follows the service (a snapshot, then deltas), its bytes are /snapshot's,
 // a stopped service worker resumes from IndexedDB with a delta, a sync with
 // nothing new writes nothing to IndexedDB, and the read token it holds
-// cannot add to or delete the filter. At 1 M keys (measureSyncExtension,
+// cannot add to or delete the filter. The service is reached through a
+// proxy that answers the first two requests 503 busy (testkit/busy.js): the
+// first sync retries after Retry-After and succeeds, not at the next
+// alarm. A config.json whose everyMinutes is under Chrome's alarm floor is
+// refused with a message. At 1 M keys (measureSyncExtension,
 // testkit/sync-extension.js): what the first sync, a sync with nothing new,
 // 10 k and 100 k new keys and a wake-up cost, in time, IndexedDB writes
 // and memory.
@@ -18,6 +22,7 @@ import { buildWorker, startWorker } from '../testkit/worker.js';
 import { cleanup, repoRoot, tempDir, timeout } from '../testkit/process.js';
 import { launchChromium } from '../testkit/browser.js';
 import { copyPackageFiles } from './helpers.js';
+import { busyProxy } from '../testkit/busy.js';
 import { measureSyncExtension, stopAndWake } from '../testkit/sync-extension.js';
 
 after(cleanup);
@@ -29,11 +34,13 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   buildWorker(path.join(dir, 'bundle'));
   const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), { port: 0 });
   after(() => w.dispose());
-  const service = new URL(w.url).origin;
+  // The extension's requests go through a front that is busy for the first two.
+  const proxy = await busyProxy(new URL(w.url).origin, { match: /^\/v1\/filters\/crawl\//, refuse: 2 });
+  const service = proxy.url;
 
   const name = 'crawl';
   assert.equal(
-    (await w.request('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, shards: 2 })).status,
+    (await w.request('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, shards: 4 })).status,
     201,
   );
   const first = urls('first', 100);
@@ -78,6 +85,21 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   let s = await synced(1);
   assert.equal(s.error, null);
   assert.deepEqual(s.formats, ['sharded'], 'the first sync is the snapshot');
+  // Refused twice, it waited the Retry-After (1 s, then the back-off's 2 s,
+  // with up to half again of jitter) and synced: no alarm waited for.
+  assert.equal(proxy.refused.length, 2);
+  assert.deepEqual(
+    s.retries.map((r) => [r.status, r.code]),
+    [
+      [503, 'busy'],
+      [503, 'busy'],
+    ],
+  );
+  s.retries.forEach((r, i) => assert.ok(r.ms >= 1000 * 2 ** i && r.ms <= 1500 * 2 ** i, `wait ${i}: ${r.ms} ms`));
+  // The copy's key count (a 4-shard filter's), and the last sync, on the badge's title.
+  assert.equal(s.keys, 100);
+  assert.ok(s.lastSync > Date.now() - 60_000, `last sync ${s.lastSync}`);
+  assert.match(await worker.evaluate(() => chrome.action.getTitle({})), /^100 keys, last synced /);
   assert.deepEqual(
     await worker.evaluate((k) => self.has(k), first),
     first.map(() => true),
@@ -145,6 +167,28 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   assert.equal(typeof again.readyMs, 'number');
   assert.deepEqual(await copyBytes(), await snapshot());
   browser.assertClean();
+  await context.close();
+
+  // An everyMinutes under Chrome's alarm floor (0.5): refused, said, no alarm.
+  await writeFile(
+    path.join(ext, 'config.json'),
+    JSON.stringify({ service, filter: name, token: minted.json.token, everyMinutes: 0.2 }),
+  );
+  const floor = await launchChromium({ extensionDir: ext });
+  const sw = floor.context.serviceWorkers()[0] ?? (await floor.context.waitForEvent('serviceworker'));
+  const refused = await sw.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const check = () => (self.state?.error || self.state?.syncs) && resolve({ ...self.state });
+        self.addEventListener('synced', check);
+        check();
+      }),
+  );
+  assert.equal(refused.code, 'bad_config');
+  assert.match(refused.error, /"everyMinutes" is 0\.2: Chrome runs an alarm at most every 0\.5 minutes/);
+  assert.equal(refused.syncs, 0);
+  assert.deepEqual(await sw.evaluate(() => chrome.alarms.getAll()), []);
+  assert.equal(await sw.evaluate(() => chrome.action.getTitle({})), refused.error);
 });
 
 // At 1 M keys in 4 shards (a 1.2 MB filter): every sync leaves the copy
