@@ -32,7 +32,11 @@ const urls = (prefix, n) => Array.from({ length: n }, (_, i) => `https://${prefi
 test('the sync extension keeps its copy in sync with a read token', { timeout }, async () => {
   const dir = await tempDir('sync-extension');
   buildWorker(path.join(dir, 'bundle'));
-  const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), { port: 0 });
+  // A checkpoint a second, so that keys added reach the next sync soon.
+  const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), {
+    port: 0,
+    bindings: { EDGEBLOOM_CHECKPOINT_SECONDS: '1' },
+  });
   after(() => w.dispose());
   // The extension's requests go through a front that is busy for the first two.
   const proxy = await busyProxy(new URL(w.url).origin, { match: /^\/v1\/filters\/crawl\//, refuse: 2 });
@@ -106,12 +110,25 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   );
   assert.deepEqual(await worker.evaluate(() => chrome.alarms.get('sync').then((a) => a.periodInMinutes)), 30);
 
-  // What the alarm runs: a delta with the keys added since.
+  // What the alarm runs, until a checkpoint has the keys added (at most a
+  // second, plus the 5 s "latest" may be cached): a delta with them.
+  const syncUntil = async (w, keys) => {
+    for (let i = 0; ; i++) {
+      const s = await w.evaluate(() => self.sync());
+      assert.equal(s.error, null);
+      if ((await w.evaluate((k) => self.has(k), keys)).every(Boolean)) return s;
+      assert.ok(i < 60, `the keys never reached the copy: ${JSON.stringify(s)}`);
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  };
   const later = urls('later', 100);
   assert.equal((await w.request('POST', `/v1/filters/${name}/add`, { keys: later })).status, 200);
-  s = await worker.evaluate(() => self.sync());
-  assert.equal(s.error, null);
-  assert.deepEqual(s.formats, ['sharded', 'delta']);
+  s = await syncUntil(worker, later);
+  assert.deepEqual(
+    s.formats.filter((f) => f !== 'none'),
+    ['sharded', 'delta'],
+  );
+  assert.equal(s.keys, 200);
   assert.ok(s.bytes < 20_000, `a snapshot and a delta: ${s.bytes} bytes`);
   assert.deepEqual(
     await worker.evaluate((k) => self.has(k), later),
@@ -119,8 +136,8 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   );
   assert.deepEqual(await copyBytes(), await snapshot());
 
-  // Nothing new: a 52-byte delta, and no write to IndexedDB (its writes
-  // counted by wrapping IDBObjectStore's in the worker).
+  // Nothing new: only "latest" fetched, and no write to IndexedDB (its
+  // writes counted by wrapping IDBObjectStore's in the worker).
   const idle = await worker.evaluate(async () => {
     let writes = 0;
     for (const op of ['put', 'add', 'delete', 'clear']) {
@@ -134,7 +151,7 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
     const s = await self.sync();
     return { writes, format: s.formats.at(-1), bytes: s.bytes - bytes, error: s.error };
   });
-  assert.deepEqual(idle, { writes: 0, format: 'delta', bytes: 52, error: null });
+  assert.deepEqual(idle, { writes: 0, format: 'none', bytes: 0, error: null });
 
   // The token the extension holds reads, and nothing more.
   const tried = await worker.evaluate(
@@ -159,11 +176,18 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   assert.equal((await w.request('GET', `/v1/filters/${name}`)).status, 200);
 
   // Stopped as Chrome stops an idle worker, woken by a page load, it starts
-  // again from IndexedDB: its next sync is a delta.
+  // again from IndexedDB: its next sync with new keys is a delta.
   await stopAndWake(context, worker);
-  const again = await worker.evaluate(() => self.ready.then(() => self.sync()));
+  await worker.evaluate(() => self.ready);
+  const third = urls('third', 50);
+  assert.equal((await w.request('POST', `/v1/filters/${name}/add`, { keys: third })).status, 200);
+  const again = await syncUntil(worker, third);
   assert.equal(again.fromStorage, true);
-  assert.deepEqual(again.formats, ['delta']);
+  assert.deepEqual(
+    again.formats.filter((f) => f !== 'none'),
+    ['delta'],
+  );
+  assert.equal(again.keys, 250);
   assert.equal(typeof again.readyMs, 'number');
   assert.deepEqual(await copyBytes(), await snapshot());
   browser.assertClean();
@@ -192,7 +216,7 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
 });
 
 // At 1 M keys in 4 shards (a 1.2 MB filter): every sync leaves the copy
-// equal to /snapshot; a sync with nothing new writes nothing; an increment
+// equal to /snapshot; a sync with nothing new fetches only "latest" and writes nothing; an increment
 // writes its delta and the copy's record, not the filter; the first sync
 // gives no IndexedDB transaction more than a 1 MiB piece to clone; a
 // wake-up reads the copy back from IndexedDB. The figures, with the peak memory of the
@@ -204,12 +228,15 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
 test('the sync extension at 1 M keys costs what changed', { timeout: 900_000 }, async (t) => {
   const r = await measureSyncExtension({ keys: 1_000_000, log: (line) => t.diagnostic(line) });
   t.diagnostic(`filter ${r.filterBytes} B, storage ${r.storage} B`);
-  assert.deepEqual([r.first.error, r.first.format, r.first.bytesWritten], [null, 'sharded', r.filterBytes]);
+  assert.deepEqual(
+    [r.first.error, r.first.format, r.first.bytesWritten, r.first.same],
+    [null, 'sharded', r.filterBytes, true],
+  );
   // The copy goes to IndexedDB a 1 MiB piece at a time: no transaction
   // holds the clone of more (a piece put as a view of the whole encoding
   // would clone all of it, once per piece).
   assert.ok(r.first.txBytes <= 1 << 20, `a transaction of the first sync cloned ${r.first.txBytes} B`);
-  assert.deepEqual([r.idle.format, r.idle.bytes, r.idle.writes], ['delta', 52, 0]);
+  assert.deepEqual([r.idle.format, r.idle.bytes, r.idle.writes], ['none', 0, 0]);
   for (const inc of r.increments) {
     assert.deepEqual([inc.error, inc.format, inc.same], [null, 'delta', true], `${inc.keys} new keys`);
     assert.ok(inc.bytes < r.filterBytes / 2, `${inc.keys} new keys: a delta of ${inc.bytes} B`);

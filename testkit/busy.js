@@ -8,13 +8,23 @@ import http from 'node:http';
 import { onCleanup } from './process.js';
 
 /**
- * Starts the proxy; resolves with {url, refused, close}: refused lists the
- * time (ms since the epoch) and path of each refusal.
+ * Starts the proxy; resolves with {url, refused, held, release, close}:
+ * refused lists the time (ms since the epoch) and path of each refusal;
+ * with `hold`, requests wait until release() (held counts them), so that
+ * a measurement can start once a browser has sent its first.
  */
-export async function busyProxy(target, { match, refuse, status = 503, retryAfter = '1' }) {
+export async function busyProxy(target, { match = /^$/, refuse = 0, status = 503, retryAfter = '1', hold = false }) {
   const refused = [];
   const to = new URL(target);
-  const server = http.createServer((req, res) => {
+  // With hold, every request waits until release(): held counts them.
+  let release;
+  const gate = hold ? new Promise((resolve) => (release = resolve)) : null;
+  const proxy = { refused, held: 0, release: () => release?.() };
+  const server = http.createServer(async (req, res) => {
+    if (gate) {
+      proxy.held++;
+      await gate;
+    }
     if (req.method === 'GET' && match.test(req.url) && refused.length < refuse) {
       refused.push({ at: Date.now(), path: req.url });
       const headers = { 'Content-Type': 'application/json', 'Retry-After': retryAfter };
@@ -45,5 +55,5 @@ export async function busyProxy(target, { match, refuse, status = 503, retryAfte
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   const close = () => new Promise((resolve) => server.close(resolve).closeAllConnections());
   onCleanup(close);
-  return { url: `http://127.0.0.1:${server.address().port}`, refused, close };
+  return Object.assign(proxy, { url: `http://127.0.0.1:${server.address().port}`, close });
 }
