@@ -5,11 +5,12 @@
 // follows the service (a snapshot, then deltas), its bytes are /snapshot's,
 // a stopped service worker resumes from IndexedDB with a delta, a sync with
 // nothing new writes nothing to IndexedDB, and the read token it holds
-// cannot add to or delete the filter. The service is reached through a
-// proxy that answers the first two requests 503 busy (testkit/busy.js): the
-// first sync retries after Retry-After and succeeds, not at the next
-// alarm. A config.json whose everyMinutes is under Chrome's alarm floor is
-// refused with a message. At 1 M keys (measureSyncExtension,
+// cannot add to or delete the filter; its key count (of 4 shards) and last
+// sync are on the badge's title. Through a proxy that answers the first two
+// requests 503 busy (testkit/busy.js), the first sync retries after
+// Retry-After and succeeds, not at the next alarm. A config.json whose
+// everyMinutes is under Chrome's alarm floor is refused with a message. At
+// 1 M keys (measureSyncExtension,
 // testkit/sync-extension.js): what the first sync, a sync with nothing new,
 // 10 k and 100 k new keys and a wake-up cost, in time, IndexedDB writes
 // and memory.
@@ -29,19 +30,16 @@ after(cleanup);
 
 const urls = (prefix, n) => Array.from({ length: n }, (_, i) => `https://${prefix}.example/${i}`);
 
-test('the sync extension keeps its copy in sync with a read token', { timeout }, async () => {
+// One Worker (a checkpoint a second, so that keys added reach the next
+// sync soon) with a 4-shard filter of 100 keys and a read token for it.
+const setup = (async () => {
   const dir = await tempDir('sync-extension');
   buildWorker(path.join(dir, 'bundle'));
-  // A checkpoint a second, so that keys added reach the next sync soon.
   const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), {
     port: 0,
     bindings: { EDGEBLOOM_CHECKPOINT_SECONDS: '1' },
   });
   after(() => w.dispose());
-  // The extension's requests go through a front that is busy for the first two.
-  const proxy = await busyProxy(new URL(w.url).origin, { match: /^\/v1\/filters\/crawl\//, refuse: 2 });
-  const service = proxy.url;
-
   const name = 'crawl';
   assert.equal(
     (await w.request('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, shards: 4 })).status,
@@ -51,55 +49,56 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   assert.equal((await w.request('POST', `/v1/filters/${name}/add`, { keys: first })).status, 200);
   const minted = await w.request('POST', '/v1/tokens', { scope: 'read', filter: name, expiresIn: 3600 });
   assert.equal(minted.status, 200);
+  return { dir, w, name, first, token: minted.json.token, service: new URL(w.url).origin };
+})();
+setup.catch(() => {}); // reported by the first test that awaits it
 
-  // The example as a user configures it: its service, filter and read
-  // token in config.json, a host permission for the service.
-  const ext = path.join(dir, 'extension');
+// The example as a user configures it, in a directory of its own: its
+// service, filter and read token in config.json (with `config` over
+// them), a host permission for the service; loaded into a new Chromium.
+async function loadExtension(config) {
+  const { name, token, service } = await setup;
+  const ext = await tempDir('sync-extension-unpacked');
   await cp(path.join(repoRoot, 'examples/sync-extension'), ext, { recursive: true, filter: (f) => !f.endsWith('.md') });
   await copyPackageFiles(path.join(ext, 'edgebloom'));
   await writeFile(
     path.join(ext, 'config.json'),
-    JSON.stringify({ service, filter: name, token: minted.json.token, everyMinutes: 30 }),
+    JSON.stringify({ service, filter: name, token, everyMinutes: 30, ...config }),
   );
   const manifest = JSON.parse(await readFile(path.join(ext, 'manifest.json'), 'utf8'));
   manifest.host_permissions = ['http://127.0.0.1/*'];
   await writeFile(path.join(ext, 'manifest.json'), JSON.stringify(manifest));
-
   const browser = await launchChromium({ extensionDir: ext });
+  const worker = browser.context.serviceWorkers()[0] ?? (await browser.context.waitForEvent('serviceworker'));
+  return { browser, worker };
+}
+
+// Resolves, in the worker, once n syncs are done since it started (or one failed).
+const synced = (worker, n) =>
+  worker.evaluate(
+    (n) =>
+      new Promise((resolve) => {
+        const check = () => {
+          if (self.state?.syncs < n && !self.state.error) return;
+          self.removeEventListener('synced', check);
+          resolve(self.state);
+        };
+        self.addEventListener('synced', check);
+        if (self.state) check();
+      }),
+    n,
+  );
+
+test('the sync extension keeps its copy in sync with a read token', { timeout }, async () => {
+  const { w, name, first, service } = await setup;
+  const { browser, worker } = await loadExtension({});
   const { context } = browser;
-  const worker = context.serviceWorkers()[0] ?? (await context.waitForEvent('serviceworker'));
-  // Resolves, in the worker, once n syncs are done since it started.
-  const synced = (n) =>
-    worker.evaluate(
-      (n) =>
-        new Promise((resolve) => {
-          const check = () => {
-            if (self.state?.syncs < n && !self.state.error) return;
-            self.removeEventListener('synced', check);
-            resolve(self.state);
-          };
-          self.addEventListener('synced', check);
-          if (self.state) check();
-        }),
-      n,
-    );
   const snapshot = async () => [...(await w.request('GET', `/v1/filters/${name}/snapshot`)).bytes];
   const copyBytes = async () => Object.values(await worker.evaluate(() => self.bytes()));
 
-  let s = await synced(1);
+  let s = await synced(worker, 1);
   assert.equal(s.error, null);
   assert.deepEqual(s.formats, ['sharded'], 'the first sync is the snapshot');
-  // Refused twice, it waited the Retry-After (1 s, then the back-off's 2 s,
-  // with up to half again of jitter) and synced: no alarm waited for.
-  assert.equal(proxy.refused.length, 2);
-  assert.deepEqual(
-    s.retries.map((r) => [r.status, r.code]),
-    [
-      [503, 'busy'],
-      [503, 'busy'],
-    ],
-  );
-  s.retries.forEach((r, i) => assert.ok(r.ms >= 1000 * 2 ** i && r.ms <= 1500 * 2 ** i, `wait ${i}: ${r.ms} ms`));
   // The copy's key count (a 4-shard filter's), and the last sync, on the badge's title.
   assert.equal(s.keys, 100);
   assert.ok(s.lastSync > Date.now() - 60_000, `last sync ${s.lastSync}`);
@@ -192,14 +191,38 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   assert.deepEqual(await copyBytes(), await snapshot());
   browser.assertClean();
   await context.close();
+});
 
-  // An everyMinutes under Chrome's alarm floor (0.5): refused, said, no alarm.
-  await writeFile(
-    path.join(ext, 'config.json'),
-    JSON.stringify({ service, filter: name, token: minted.json.token, everyMinutes: 0.2 }),
-  );
-  const floor = await launchChromium({ extensionDir: ext });
-  const sw = floor.context.serviceWorkers()[0] ?? (await floor.context.waitForEvent('serviceworker'));
+// The extension's requests go through a front busy for the first two
+// (testkit/busy.js): refused twice, the first sync waits the Retry-After
+// (1 s, then the back-off's 2 s, with up to half again of jitter) and
+// syncs, with no alarm waited for.
+test(
+  'the sync extension retries a busy service after its Retry-After, not at its next alarm',
+  { timeout },
+  async () => {
+    const { w, name } = await setup;
+    const proxy = await busyProxy(new URL(w.url).origin, { match: /^\/v1\/filters\/crawl\//, refuse: 2 });
+    const { browser, worker } = await loadExtension({ service: proxy.url });
+    const s = await synced(worker, 1);
+    assert.equal(s.error, null);
+    assert.equal(proxy.refused.length, 2);
+    assert.deepEqual(
+      s.retries.map((r) => [r.status, r.code]),
+      [
+        [503, 'busy'],
+        [503, 'busy'],
+      ],
+    );
+    s.retries.forEach((r, i) => assert.ok(r.ms >= 1000 * 2 ** i && r.ms <= 1500 * 2 ** i, `wait ${i}: ${r.ms} ms`));
+    assert.equal(s.keys, (await w.request('GET', `/v1/filters/${name}`)).json.total.count);
+    browser.assertClean();
+    await browser.context.close();
+  },
+);
+
+test("the sync extension refuses an everyMinutes under Chrome's alarm floor, and says so", { timeout }, async () => {
+  const { browser, worker: sw } = await loadExtension({ everyMinutes: 0.2 });
   const refused = await sw.evaluate(
     () =>
       new Promise((resolve) => {
@@ -213,6 +236,7 @@ test('the sync extension keeps its copy in sync with a read token', { timeout },
   assert.equal(refused.syncs, 0);
   assert.deepEqual(await sw.evaluate(() => chrome.alarms.getAll()), []);
   assert.equal(await sw.evaluate(() => chrome.action.getTitle({})), refused.error);
+  await browser.context.close();
 });
 
 // At 1 M keys in 4 shards (a 1.2 MB filter): every sync leaves the copy
