@@ -30,8 +30,9 @@ import { load, newBase, keepDelta } from './store.js';
 
 /** Chrome runs an alarm at most every 30 s (chrome.alarms): a shorter everyMinutes is refused. */
 const ALARM_FLOOR_MINUTES = 0.5;
-// The one-time alarm after a sync that found the service busy: its
-// Retry-After, or twice the last wait, from 30 s (Chrome's floor) up to 8 min.
+// The one-time alarm after a sync that found the service still busy after
+// its retries: its Retry-After, or 30 s (Chrome's floor) doubled for each
+// such sync in a row, up to 8 min.
 const RETRY_MINUTES = { first: 0.5, max: 8 };
 
 let copy = null;
@@ -113,8 +114,9 @@ async function syncOnce() {
     applyDelta(copy, bytes, saved.at.cursor);
     if (saved.deltaBytes + bytes.length > saved.base.bytes / 2) {
       const base = newBase(filter, saved);
-      await base.putAll(copy.toBytes());
-      saved = await base.commit(at, saved.base.bytes);
+      const encoding = copy.toBytes();
+      await base.putAll(encoding);
+      saved = await base.commit(at, encoding.length);
     } else saved = await keepDelta(filter, saved, bytes, at);
   } else if (kind === 'snapshot') {
     // The first sync, another generation, or a checkpoint too old (410):
