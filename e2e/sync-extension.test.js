@@ -221,6 +221,37 @@ test(
   },
 );
 
+// A front busy for longer than the sync's five tries (1 + 2 + 4 + 8 s of
+// waits, with jitter): the sync fails with the service's code, the badge
+// says so, and a one-time alarm tries again in 30 s, not at the 30-minute
+// period.
+test(
+  'the sync extension still refused after its tries comes back in 30 s, not at its next alarm',
+  { timeout },
+  async () => {
+    const { w } = await setup;
+    const proxy = await busyProxy(new URL(w.url).origin, { match: /^\/v1\/filters\/crawl\//, refuse: 1000 });
+    const { browser, worker } = await loadExtension({ service: proxy.url });
+    const t0 = Date.now();
+    const s = await synced(worker, 1);
+    assert.equal(s.code, 'busy');
+    assert.equal(s.syncs, 0);
+    assert.equal(proxy.refused.length, 5);
+    const alarms = await worker.evaluate(() => chrome.alarms.getAll());
+    const retry = alarms.find((a) => a.name.startsWith('retry/'));
+    assert.ok(retry, `a retry alarm: ${JSON.stringify(alarms)}`);
+    assert.equal(retry.name, 'retry/1');
+    assert.ok(retry.scheduledTime - Date.now() <= 31_000, `the retry is due in ${retry.scheduledTime - Date.now()} ms`);
+    assert.ok(retry.scheduledTime - t0 >= 30_000, "not before Chrome's floor");
+    assert.match(
+      await worker.evaluate(() => chrome.action.getTitle({})),
+      /^sync failed \(again in 0\.5 min\): 503 busy/,
+    );
+    assert.equal(await worker.evaluate(() => chrome.action.getBadgeText({})), '!');
+    await browser.context.close();
+  },
+);
+
 test("the sync extension refuses an everyMinutes under Chrome's alarm floor, and says so", { timeout }, async () => {
   const { browser, worker: sw } = await loadExtension({ everyMinutes: 0.2 });
   const refused = await sw.evaluate(
