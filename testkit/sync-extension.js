@@ -182,6 +182,9 @@ export async function measureSyncExtension({ keys, shards = 4, increments = [10_
           const real = IDBObjectStore.prototype[op];
           IDBObjectStore.prototype[op] = function (...args) {
             self.idbWrites.calls++;
+            // A Blob's clone is a handle: its bytes go from the browser's
+            // blob storage to IndexedDB's, not through the transaction.
+            if (args[0] instanceof Blob) self.idbWrites.bytes += args[0].size;
             if (args[0] instanceof Uint8Array) {
               self.idbWrites.bytes += args[0].byteLength;
               const tx = (held.get(this.transaction) ?? 0) + args[0].buffer.byteLength;

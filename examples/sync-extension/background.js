@@ -22,11 +22,12 @@
 // A sync writes what changed: the delta it applied, as the service sent it
 // (nothing at all when nothing was new); the copy's whole encoding is
 // written again only when the deltas kept pass half of it, or when the
-// service sent a snapshot, whose pieces go to IndexedDB as they arrive.
+// service sent a snapshot, which goes to IndexedDB as the Blob it arrived
+// in (store.js).
 /* global chrome */
 import { init, fromBytes, applyDelta, canonicalURL } from './edgebloom/index.js';
-import { nextSync, readBody, SyncError } from './checkpoints.js';
-import { load, newBase, keepDelta } from './store.js';
+import { nextSync, readBody, readBlob, SyncError } from './checkpoints.js';
+import { load, bytesOf, keepBase, keepDelta } from './store.js';
 
 /** Chrome runs an alarm at most every 30 s (chrome.alarms): a shorter everyMinutes is refused. */
 const ALARM_FLOOR_MINUTES = 0.5;
@@ -108,29 +109,29 @@ async function syncOnce() {
   };
   const { latest, kind, res } = await nextSync(config, saved?.at ?? null, { onWait });
   const at = { generation: latest.generation, checkpoint: latest.checkpoint, cursor: latest.cursor };
-  let bytes = new Uint8Array(0);
+  let fetched = 0;
   if (kind === 'delta') {
-    bytes = await readBody(res);
+    const bytes = await readBody(res);
+    fetched = bytes.length;
     applyDelta(copy, bytes, saved.at.cursor);
     if (saved.deltaBytes + bytes.length > saved.base.bytes / 2) {
-      const base = newBase(filter, saved);
-      const encoding = copy.toBytes();
-      await base.putAll(encoding);
-      saved = await base.commit(at, encoding.length);
+      saved = await keepBase(filter, saved, new Blob([copy.toBytes()]), at);
     } else saved = await keepDelta(filter, saved, bytes, at);
   } else if (kind === 'snapshot') {
     // The first sync, another generation, or a checkpoint too old (410):
-    // the pieces go to IndexedDB as they arrive.
-    const base = newBase(filter, saved);
-    bytes = await readBody(res, base.put);
-    const next = fromBytes(bytes);
-    saved = await base.commit(at, bytes.length);
+    // the answer goes from the network to a Blob (the browser's storage)
+    // and to IndexedDB as it is; the engine loads it from the one buffer
+    // it is read into here.
+    const blob = await readBlob(res);
+    fetched = blob.size;
+    const next = fromBytes(await bytesOf(blob, blob.size));
+    saved = await keepBase(filter, saved, blob, at);
     copy?.free();
     copy = next;
   }
   self.state.syncs++;
   self.state.formats.push(res ? res.headers.get('X-Edgebloom-Format') : 'none');
-  self.state.bytes += bytes.length;
+  self.state.bytes += fetched;
   self.state.keys = keysOf(copy);
   self.state.lastSync = Date.now();
 }

@@ -1,6 +1,6 @@
 // A checkpoint reader's side of the wire, with no browser API beyond
 // fetch: which of the service's checkpoint URLs a sync fetches, the retries
-// of a busy service, the body read in pieces, and a failure said in words
+// of a busy service, the body read, and a failure said in words
 // that name what to change. The extension's service worker (background.js)
 // and the page of examples/sync import it; worker/bench/readers.js runs it
 // as many readers at once.
@@ -10,8 +10,6 @@
 // or the snapshot. Deltas and snapshots of a checkpoint never change, and
 // the edge cache serves them to every reader of the filter.
 
-/** The pieces a body is read in (and the extension keeps in IndexedDB). */
-export const PIECE_BYTES = 1 << 20;
 // The largest answer read into a buffer of its stated length (a 1 G-key filter at 1 % is 1.2 GB).
 const MAX_ANSWER_BYTES = 2 ** 31;
 
@@ -140,43 +138,77 @@ export async function nextSync({ service, filter, token }, at, opts = {}) {
   return { latest, kind: 'snapshot', res: await get(`${here}/snapshot`, o) };
 }
 
-/**
- * Reads an answer into one buffer of its Content-Length, chunk by chunk as
- * they arrive (res.arrayBuffer() holds the chunks and the buffer it copies
- * them into at once), and hands each full PIECE_BYTES piece, as a copy of
- * its own, to `await onPiece(piece, i)` as soon as it is read: the
- * extension stores it while the rest arrives. An answer with no length (or
- * a coded one) is read with res.arrayBuffer().
- */
-export async function readBody(res, onPiece = async () => {}) {
+// lengthOf: an answer's Content-Length when its body is that many bytes
+// (none when it is coded, absent or no number), refused past MAX_ANSWER_BYTES.
+function lengthOf(res) {
   const length = res.headers.get('Content-Length');
   const n = Number(length);
-  let out;
+  if (length === null || res.headers.has('Content-Encoding') || !Number.isSafeInteger(n)) return null;
+  if (n > MAX_ANSWER_BYTES)
+    throw new SyncError(`the answer is ${n} bytes, more than ${MAX_ANSWER_BYTES}`, { code: 'too_large' });
+  return n;
+}
+
+const badLength = (got, n) =>
+  new SyncError(`the answer is ${got} bytes, not its Content-Length, ${n}`, { code: 'bad_length' });
+
+/**
+ * Reads an answer into one buffer of its Content-Length, straight from the
+ * stream where it allows (a BYOB reader), else chunk by chunk;
+ * res.arrayBuffer() would hold the chunks and the buffer it copies them
+ * into at once. An answer with no length (or a coded one) is read with
+ * res.arrayBuffer().
+ */
+export async function readBody(res) {
+  const n = lengthOf(res);
+  if (n === null) return new Uint8Array(await res.arrayBuffer());
+  let out = new Uint8Array(n);
   let at = 0;
-  let sent = 0; // pieces handed to onPiece
-  const hand = async (upTo) => {
-    for (; sent * PIECE_BYTES < upTo; sent++)
-      await onPiece(out.slice(sent * PIECE_BYTES, (sent + 1) * PIECE_BYTES), sent);
-  };
-  if (length === null || res.headers.has('Content-Encoding') || !Number.isSafeInteger(n) || n > MAX_ANSWER_BYTES) {
-    out = new Uint8Array(await res.arrayBuffer());
-    at = out.length;
+  let byob = null;
+  try {
+    byob = res.body.getReader({ mode: 'byob' });
+  } catch {
+    // not a byte stream: chunks of the stream's own
+  }
+  if (byob) {
+    // Each read fills part of out's buffer, which the stream takes and
+    // gives back (as value.buffer) with the bytes in place.
+    while (at < n) {
+      const { done, value } = await byob.read(new Uint8Array(out.buffer, at, n - at));
+      if (done) break;
+      out = new Uint8Array(value.buffer);
+      at += value.length;
+    }
+    // One byte more asked for: an answer longer than it said.
+    if (at === n && !(await byob.read(new Uint8Array(1))).done) {
+      await byob.cancel();
+      throw badLength(`more than ${n}`, n);
+    }
   } else {
-    out = new Uint8Array(n);
     for (const reader = res.body.getReader(); ;) {
       const { done, value } = await reader.read();
       if (done) break;
       if (value.length > n - at) {
         await reader.cancel();
-        throw new SyncError(`the answer is longer than its Content-Length, ${n} bytes`, { code: 'bad_length' });
+        throw badLength(`more than ${n}`, n);
       }
       out.set(value, at);
       at += value.length;
-      await hand(at - (at % PIECE_BYTES));
     }
-    if (at !== n)
-      throw new SyncError(`the answer is ${at} bytes, not its Content-Length, ${n}`, { code: 'bad_length' });
   }
-  await hand(at);
+  if (at !== n) throw badLength(at, n);
   return out;
+}
+
+/**
+ * Reads an answer as a Blob: the browser keeps its bytes in its own
+ * storage, out of this worker's memory, from the network to IndexedDB.
+ */
+export async function readBlob(res) {
+  const n = lengthOf(res);
+  const blob = await res.blob();
+  if (n !== null && blob.size !== n) throw badLength(blob.size, n);
+  if (blob.size > MAX_ANSWER_BYTES)
+    throw new SyncError(`the answer is ${blob.size} bytes, more than ${MAX_ANSWER_BYTES}`, { code: 'too_large' });
+  return blob;
 }

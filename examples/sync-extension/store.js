@@ -1,12 +1,13 @@
 // The copy in IndexedDB, one object store, per filter name NAME:
-//   NAME                {at, base: {at, gen, pieces, bytes}, deltas, deltaBytes, savedAt}
-//   NAME/base/G/IIIIII  piece I of the copy's encoding at checkpoint base.at, written as generation G
-//   NAME/delta/JJJJJJ   the J-th delta applied since, as the service sent it
-// where `at` is a checkpoint: {generation, checkpoint, cursor}. A piece is
-// written in a transaction of its own as it arrives, so no transaction
-// holds the clone of more than one piece.
+//   NAME               {at, base: {at, gen, bytes}, deltas, deltaBytes, savedAt}
+//   NAME/base/G        the copy's encoding at checkpoint base.at, a Blob, written as generation G
+//   NAME/delta/JJJJJJ  the J-th delta applied since, as the service sent it
+// where `at` is a checkpoint: {generation, checkpoint, cursor}. The
+// encoding is kept as a Blob: the service's answer goes from the network
+// into the browser's blob storage and from there into IndexedDB without
+// passing through this worker's memory, and a transaction's structured
+// clone of a Blob is a handle, not its bytes.
 import { fromBytes, applyDelta } from './edgebloom/index.js';
-import { PIECE_BYTES } from './checkpoints.js';
 
 const key = (filter, kind, i) => `${filter}/${kind}/${String(i).padStart(6, '0')}`;
 const range = (filter, kind) => IDBKeyRange.bound(`${filter}/${kind}/`, `${filter}/${kind}/\uffff`);
@@ -14,9 +15,9 @@ const range = (filter, kind) => IDBKeyRange.bound(`${filter}/${kind}/`, `${filte
 let opening;
 function idb(mode, op) {
   opening ??= new Promise((resolve, reject) => {
-    const req = indexedDB.open('edgebloom-sync', 4);
+    const req = indexedDB.open('edgebloom-sync', 5);
     req.onupgradeneeded = () => {
-      // Versions 1 to 3 kept a /changes cursor, not a checkpoint: start again.
+      // Versions 1 to 4 kept a /changes cursor, or the encoding in pieces: start again.
       if (req.result.objectStoreNames.contains('copies')) req.result.deleteObjectStore('copies');
       req.result.createObjectStore('copies');
     };
@@ -38,26 +39,24 @@ function idb(mode, op) {
 }
 
 /**
- * Reads the copy back: its encoding piece by piece into one buffer (no
- * second copy of the pieces is held), then the deltas kept since.
- * Resolves with {filter, saved} or null when nothing is saved.
+ * Reads an encoding kept as a Blob into one buffer, after checking its
+ * size: the only copy of it this worker holds.
+ */
+export async function bytesOf(blob, expected) {
+  if (!(blob instanceof Blob) || blob.size !== expected)
+    throw new Error(`the copy's encoding is ${blob?.size ?? 'not a Blob of'} bytes, not ${expected}`);
+  return new Uint8Array(await blob.arrayBuffer());
+}
+
+/**
+ * Reads the copy back: its encoding, then the deltas kept since. Resolves
+ * with {filter, saved} or null when nothing is saved.
  */
 export async function load(name) {
   const saved = await idb('readonly', (s) => s.get(name));
   if (!saved) return null;
-  const encoding = new Uint8Array(saved.base.bytes);
-  let at = 0;
-  await idb('readonly', (s) => {
-    s.openCursor(range(name, `base/${saved.base.gen}`)).onsuccess = (e) => {
-      const c = e.target.result;
-      if (!c) return;
-      encoding.set(c.value, at);
-      at += c.value.length;
-      c.continue();
-    };
-  });
-  if (at !== encoding.length) throw new Error(`the saved copy of ${name} is ${at} bytes, not ${encoding.length}`);
-  const filter = fromBytes(encoding);
+  const blob = await idb('readonly', (s) => s.get(`${name}/base/${saved.base.gen}`));
+  const filter = fromBytes(await bytesOf(blob, saved.base.bytes));
   const deltas = await idb('readonly', (s) => s.getAll(range(name, 'delta')));
   let c = saved.base.at.cursor;
   for (const d of deltas) c = applyDelta(filter, d, c);
@@ -65,40 +64,22 @@ export async function load(name) {
 }
 
 /**
- * A new base for the copy: put(piece, i) writes its pieces (each a copy of
- * its own bytes: a view's structured clone is its whole buffer) under a
- * generation the record does not name yet; commit(at, bytes) writes the
- * record naming it, in the transaction that drops the other generations
- * and the deltas kept, and resolves with the record.
+ * Keeps blob as the copy's encoding at checkpoint `at`, in the transaction
+ * that writes the record naming it and drops the other generations and the
+ * deltas kept; resolves with the record.
  */
-export function newBase(name, saved) {
+export async function keepBase(name, saved, blob, at) {
   const gen = (saved?.base.gen ?? 0) + 1;
-  const mine = range(name, `base/${gen}`);
-  let pieces = 0;
-  return {
-    put: (piece, i) =>
-      idb('readwrite', (s) => {
-        if (i === 0) s.delete(mine); // what a write of this generation left unfinished
-        s.put(piece, key(name, `base/${gen}`, i));
-        pieces = i + 1;
-      }),
-    /** Writes all of bytes, a piece at a time. */
-    async putAll(bytes) {
-      for (let i = 0; i * PIECE_BYTES < bytes.length; i++)
-        await this.put(bytes.slice(i * PIECE_BYTES, (i + 1) * PIECE_BYTES), i);
-    },
-    async commit(at, bytes) {
-      if (pieces !== Math.ceil(bytes / PIECE_BYTES)) throw new Error(`${pieces} pieces written for ${bytes} bytes`);
-      const next = { at, base: { at, gen, pieces, bytes }, deltas: 0, deltaBytes: 0, savedAt: Date.now() };
-      await idb('readwrite', (s) => {
-        s.delete(IDBKeyRange.bound(`${name}/base/`, mine.lower, false, true));
-        s.delete(IDBKeyRange.bound(mine.upper, `${name}/base/\uffff`, true, false));
-        s.delete(range(name, 'delta'));
-        return s.put(next, name);
-      });
-      return next;
-    },
-  };
+  const mine = `${name}/base/${gen}`;
+  const next = { at, base: { at, gen, bytes: blob.size }, deltas: 0, deltaBytes: 0, savedAt: Date.now() };
+  await idb('readwrite', (s) => {
+    s.delete(IDBKeyRange.bound(`${name}/base/`, mine, false, true));
+    s.delete(IDBKeyRange.bound(mine, `${name}/base/\uffff`, true, false));
+    s.delete(range(name, 'delta'));
+    s.put(blob, mine);
+    return s.put(next, name);
+  });
+  return next;
 }
 
 /** Keeps a delta applied after saved's and the record naming `at`; resolves with the record. */
