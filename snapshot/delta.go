@@ -110,7 +110,9 @@ func ParseCursor(token string) (Cursor, error) {
 	if len(token) > maxCursorBytes {
 		return bad("too long")
 	}
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	// Strict, as tokens are: one spelling of each cursor, no bits set
+	// after the last byte.
+	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(b) == 0 || b[0] != abi.CursorVersion {
 		return bad("not base64url of a version 1 cursor")
 	}
@@ -218,13 +220,19 @@ func appendDeltaRecord(dst []byte, r DeltaRecord, version uint8) []byte {
 	default:
 		body = appendRice(nil, pos)
 	}
+	return appendRecordBody(dst, r, uint64(len(pos)), body)
+}
+
+// appendRecordBody appends the header of record r, of n positions, and
+// its body.
+func appendRecordBody(dst []byte, r DeltaRecord, n uint64, body []byte) []byte {
 	le := binary.LittleEndian
 	dst = le.AppendUint32(dst, r.Shard)
 	dst = le.AppendUint32(dst, r.Epoch)
 	dst = le.AppendUint64(dst, r.From)
 	dst = le.AppendUint64(dst, r.To)
 	dst = le.AppendUint64(dst, r.Count)
-	dst = le.AppendUint32(dst, uint32(len(pos)))
+	dst = le.AppendUint32(dst, uint32(n))
 	dst = le.AppendUint32(dst, uint32(len(body)))
 	return append(dst, body...)
 }
@@ -258,6 +266,18 @@ func deltaError(base error, format string, args ...any) error {
 // it fits a copy is ApplyDelta's to check. Errors wrap bloom's sentinels:
 // ErrNotFilter, ErrVersion, ErrCorrupt, ErrChecksum, or io.ErrUnexpectedEOF.
 func DecodeDelta(data []byte) (*Delta, error) {
+	return decodeDelta(data, nil)
+}
+
+// A positionSink takes each record of a delta being read, its positions
+// not yet read, and returns where they go (set), or an error that ends the
+// reading.
+type positionSink func(d *Delta, rec *DeltaRecord) (set func(uint64), err error)
+
+// decodeDelta is DecodeDelta; with sink, the positions of each Rice-coded
+// record go to sink's set as they are read, not into Positions (records of
+// version 1 and whole shards are refused then).
+func decodeDelta(data []byte, sink positionSink) (*Delta, error) {
 	le := binary.LittleEndian
 	if len(data) < deltaHeaderSize+deltaTrailer {
 		return nil, deltaError(io.ErrUnexpectedEOF, "%d bytes is shorter than a delta", len(data))
@@ -318,6 +338,8 @@ func DecodeDelta(data []byte) (*Delta, error) {
 			return nil, deltaError(bloom.ErrCorrupt, "record %d is of shard %d", i, rec.Shard)
 		case rec.Count > bloom.MaxCountPerBit*d.M:
 			return nil, deltaError(bloom.ErrCorrupt, "record %d has count %d", i, rec.Count)
+		case sink != nil && (d.Version != deltaVersion || len(body) < 2 || body[0] != deltaCodingRice):
+			return nil, deltaError(bloom.ErrCorrupt, "record %d: only Rice-coded positions are merged", i)
 		case d.Version == deltaVersion && len(body) > 0 && body[0] == deltaCodingShard:
 			if err := decodeShardRecord(d, &rec, i, n, body[1:]); err != nil {
 				return nil, err
@@ -333,6 +355,14 @@ func DecodeDelta(data []byte) (*Delta, error) {
 		case n > 8*(b-2) || n > d.M:
 			// Every gap takes a bit at least.
 			return nil, deltaError(bloom.ErrCorrupt, "record %d has %d positions in %d bytes", i, n, b)
+		case sink != nil:
+			set, err := sink(d, &rec)
+			if err != nil {
+				return nil, err
+			}
+			if !decodeRiceEach(body[2:], uint(body[1]), d.M, n, set) {
+				return nil, deltaError(bloom.ErrCorrupt, "record %d: its positions are not %d Rice-coded gaps below m = %d", i, n, d.M)
+			}
 		default:
 			rec.Positions = make([]uint64, n)
 			if !decodeRice(body[2:], uint(body[1]), d.M, rec.Positions) {

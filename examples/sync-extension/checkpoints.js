@@ -2,7 +2,7 @@
 // fetch: which of the service's checkpoint URLs a sync fetches, the retries
 // of a busy service, the body read, and a failure said in words
 // that name what to change. The extension's service worker (background.js)
-// and the page of examples/sync import it; worker/bench/readers.js runs it
+// and the page of examples/sync import it; worker/bench/fleet.js runs it
 // as many readers at once.
 //
 // Every URL fetched is one of a checkpoint (worker/README.md, "Snapshots

@@ -34,3 +34,12 @@ const MaxShardRecord = DeltaRecordHeader + MaxDeltaBytes
 // DeltaLimit returns how many bytes of coded positions (a record's body) a
 // delta record of a shard whose payload is payload bytes may carry.
 func DeltaLimit(payload int) int { return min(MaxDeltaBytes, payload/DeltaPayloadShare) }
+
+// KeptCheckpoints is how many checkpoints of a generation the checkpoint
+// object keeps: a copy older than the oldest loads a snapshot.
+const KeptCheckpoints = 64
+
+// MaxLogPosition is the largest position of a shard's log: a shard numbers
+// its rows with JavaScript numbers, exact up to 2^53 - 1. A cursor with a
+// position past it is not one the service wrote.
+const MaxLogPosition = 1<<53 - 1

@@ -72,7 +72,10 @@ test("worker/README.md's Limits are the front's", () => {
   assert.match(limits['a filter name'], new RegExp(`^1–${goConst(handler, 'maxNameBytes')} characters`));
   const lifetime = read('token/token.go').match(/MaxLifetime = (\d+) \* 24 \* time.Hour/);
   assert.equal(limits["a token's lifetime"], `1 second to ${lifetime[1]} days`);
-  assert.equal(limits['checkpoints kept'], `the last ${goConst(front, 'keptCheckpoints')} of a generation`);
+  assert.equal(
+    limits['checkpoints kept'],
+    `the last ${goConst(read('internal/abi/service.go'), 'KeptCheckpoints')} of a generation`,
+  );
   const bounds = read('worker/front/bounds.go');
   assert.match(read('worker/front/bridge_js.go'), /const requestDeadline = 5 \* time.Minute/);
   assert.equal(limits['a request'], '5 minutes (503 `deadline`)');
@@ -124,7 +127,10 @@ test("worker/DESIGN.md's edge-cache figures are the front's", () => {
   const seconds = goConst(read('worker/front/checkpoints.go'), 'maxLatestSeconds');
   assert.match(design, new RegExp(`every other front stops within ${seconds} s`));
   assert.match(design, new RegExp(`at most ${seconds} s \\(\`metaMaxAge\`\\)`));
-  assert.match(design, new RegExp(`keeps the last ${goConst(front, 'keptCheckpoints')} checkpoints`));
+  assert.match(
+    design,
+    new RegExp(`keeps the last ${goConst(read('internal/abi/service.go'), 'KeptCheckpoints')} checkpoints`),
+  );
 });
 
 // Codes only the front and its shards speak between themselves, and the

@@ -178,7 +178,7 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request, a access) err
 	var req struct {
 		Scope     *string  `json:"scope"`
 		Filter    *string  `json:"filter"`
-		ExpiresIn *float64 `json:"expiresIn"`
+		ExpiresIn *jsonInt `json:"expiresIn"`
 	}
 	if err := readJSON(r, &req, tokensShape); err != nil {
 		return err
@@ -189,7 +189,7 @@ func (s *Server) mintToken(w http.ResponseWriter, r *http.Request, a access) err
 		return errorf(http.StatusBadRequest, "invalid_params", `"scope" must be "read" or "write"`)
 	case req.Filter == nil || token.ValidFilter(*req.Filter) != nil:
 		return errorf(http.StatusBadRequest, "invalid_params", `"filter" must be a filter name (1 to %d of A-Z a-z 0-9 - _ . not starting with a dot), or such a prefix followed by "*"`, maxNameBytes)
-	case req.ExpiresIn == nil || *req.ExpiresIn < 1 || *req.ExpiresIn > float64(maxSeconds) || *req.ExpiresIn != float64(int64(*req.ExpiresIn)):
+	case req.ExpiresIn == nil || !(*req.ExpiresIn >= 1 && *req.ExpiresIn <= jsonInt(maxSeconds)):
 		return errorf(http.StatusBadRequest, "invalid_params", `"expiresIn" must be an integer number of seconds from 1 to %d (366 days)`, maxSeconds)
 	}
 	claims := token.Claims{

@@ -319,6 +319,9 @@ func TestMintTokenErrors(t *testing.T) {
 		{"expiry negative", "POST", `{"scope": "read", "filter": "a", "expiresIn": -5}`, 400, "invalid_params"},
 		{"expiry fraction", "POST", `{"scope": "read", "filter": "a", "expiresIn": 1.5}`, 400, "invalid_params"},
 		{"expiry over a year", "POST", `{"scope": "read", "filter": "a", "expiresIn": 31622401}`, 400, "invalid_params"},
+		{"expiry with an exponent", "POST", `{"scope": "read", "filter": "a", "expiresIn": 1e3}`, 400, "invalid_params"},
+		{"expiry with a fraction of zero", "POST", `{"scope": "read", "filter": "a", "expiresIn": 60.0}`, 400, "invalid_params"},
+		{"expiry with a leading zero", "POST", `{"scope": "read", "filter": "a", "expiresIn": 060}`, 400, "invalid_json"},
 		{"expiry a string", "POST", `{"scope": "read", "filter": "a", "expiresIn": "60"}`, 400, "invalid_json"},
 	} {
 		got := a.send(t, tt.method, "/v1/tokens", secret, tt.body)

@@ -13,11 +13,13 @@ import (
 	"fmt"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/internal/abi"
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 // The budget of expensive work in one front. Go's memory in a front stays
@@ -41,18 +43,27 @@ const (
 // What an expensive request may hold at once, from its filter's
 // parameters: a snapshot streams a shard at a time (the first megabyte of
 // a shard's body, a megabyte held before the answer streams, the chunk in
-// flight); a delta holds each shard's record (at most what the shard's
-// size allows, abi.DeltaLimit), the delta made of them and the answer's
-// copy, for each consecutive delta it is merged from.
+// flight).
 func snapshotWeight(p filterParams) int64 {
 	return min(3*int64(encodedSize(p))*int64(p.Shards), 3<<20) + 64<<10
 }
 
+// deltaWeight is what making the delta over spans consecutive checkpoints
+// holds. One consecutive delta: each shard's record (its Rice-coded
+// positions, at most abi.DeltaLimit of the shard's payload, or the shard
+// answers changes_gone), the delta made of them and the cache's copy. A
+// merge of more reads one consecutive delta at a time (made as above, or
+// the cache's copy) and sets its positions into a bitset of each shard
+// (snapshot.MergeBytes), then codes the merged delta from the bitsets
+// (snapshot.MergedDeltaBytes, and the cache's copy of it).
 func deltaWeight(p filterParams, spans uint64) int64 {
 	m, _, _ := bloom.Optimal(shardCapacity(p), p.ErrorRate)
-	positions := abi.DeltaLimit(int((m+7)/8)) / abi.LogPositionBytes
-	record := int64(abi.DeltaRecordHeader + abi.MaxVarintBytes*positions)
-	return 3*int64(p.Shards)*record*int64(min(spans, keptCheckpoints)) + 64<<10
+	payload := int((m + 7) / 8)
+	one := 3 * int64(p.Shards) * int64(abi.DeltaRecordHeader+2+abi.DeltaLimit(payload))
+	if spans <= 1 {
+		return one + 64<<10
+	}
+	return one + int64(snapshot.MergeBytes(m, p.Shards)) + 2*int64(snapshot.MergedDeltaBytes(m, p.Shards)) + 64<<10
 }
 
 // enterHeavy takes the share of the front's budget of an expensive request
@@ -68,13 +79,17 @@ func (s *Server) enterHeavy(ctx context.Context, name string, weight func(p filt
 	return heavy.enter(ctx, weight(p))
 }
 
-// A gate shares a budget among the requests that enter it.
+// A gate shares a budget among the requests that enter it, first come,
+// first served: a request enters at once only when nobody waits and its
+// share is free; else it joins the end of the line, and enters once it is
+// first in line and its share is free. A small request never passes a large
+// one that waits before it.
 type gate struct {
 	mu      sync.Mutex
 	budget  int64
 	used    int64
-	waiting int
-	refused int // the requests answered errBusy
+	line    []*int64 // the weights of the requests waiting, first come first
+	refused int      // the requests answered errBusy
 }
 
 var heavy = newGate(heavyBudget)
@@ -89,9 +104,10 @@ func errBusy() error {
 }
 
 // enter takes weight of g's budget (all of it, at most) and returns the
-// function that gives it back. When the budget is taken it waits, while
-// fewer than maxHeavyWaiting others do and for heavyWait at most, else it
-// answers errBusy; it stops waiting when ctx's request ends.
+// function that gives it back. When the budget is taken, or others wait, it
+// waits its turn, while fewer than maxHeavyWaiting others do and for
+// heavyWait at most, else it answers errBusy; it stops waiting when ctx's
+// request ends.
 func (g *gate) enter(ctx context.Context, weight int64) (func(), error) {
 	weight = max(1, min(weight, g.budget))
 	leave := func() {
@@ -100,39 +116,46 @@ func (g *gate) enter(ctx context.Context, weight int64) (func(), error) {
 		g.mu.Unlock()
 	}
 	g.mu.Lock()
-	if g.used+weight <= g.budget {
+	if len(g.line) == 0 && g.used+weight <= g.budget {
 		g.used += weight
 		g.mu.Unlock()
 		return leave, nil
 	}
-	if g.waiting >= maxHeavyWaiting {
+	if len(g.line) >= maxHeavyWaiting {
 		g.refused++
 		g.mu.Unlock()
 		return nil, errBusy()
 	}
-	g.waiting++
+	me := &weight
+	g.line = append(g.line, me)
 	g.mu.Unlock()
-	defer func() {
-		g.mu.Lock()
-		g.waiting--
-		g.mu.Unlock()
-	}()
+	// out takes the request out of the line, wherever it is.
+	out := func() {
+		if i := slices.Index(g.line, me); i >= 0 {
+			g.line = slices.Delete(g.line, i, i+1)
+		}
+	}
 	for deadline := time.Now().Add(heavyWait); ; {
 		g.mu.Lock()
-		if g.used+weight <= g.budget {
+		if g.line[0] == me && g.used+weight <= g.budget {
 			g.used += weight
+			out()
 			g.mu.Unlock()
 			return leave, nil
 		}
 		late := !time.Now().Before(deadline)
 		if late {
 			g.refused++
+			out()
 		}
 		g.mu.Unlock()
 		if late {
 			return nil, errBusy()
 		}
 		if err := pause(ctx, waitTick); err != nil {
+			g.mu.Lock()
+			out()
+			g.mu.Unlock()
 			return nil, err
 		}
 	}
@@ -143,7 +166,7 @@ func (g *gate) enter(ctx context.Context, weight int64) (func(), error) {
 func (g *gate) load() (used int64, waiting, refused int) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.used, g.waiting, g.refused
+	return g.used, len(g.line), g.refused
 }
 
 // errClientGone is the cause of a request's context when its client went

@@ -81,12 +81,59 @@ func TestGate(t *testing.T) {
 	}
 
 	// Past the line: 503 busy with Retry-After, at once.
-	g.waiting = maxHeavyWaiting
+	g.line = make([]*int64, maxHeavyWaiting)
 	_, err = g.enter(ctx, 1)
 	var ae *apiError
 	if !errors.As(err, &ae) || ae.Status != http.StatusServiceUnavailable || ae.Code != "busy" || ae.RetryAfter != heavyRetrySeconds {
 		t.Fatalf("past the line: got %v; want 503 busy with Retry-After", err)
 	}
-	g.waiting = 0
+	g.line = nil
 	full()
+}
+
+// The line is first come, first served: a small request that arrives after
+// a large one waits behind it even when its own share is free, so a large
+// request is never starved by later small ones.
+func TestGateFirstComeFirstServed(t *testing.T) {
+	g := newGate(10)
+	ctx := context.Background()
+	h1, _ := g.enter(ctx, 5)
+	h2, _ := g.enter(ctx, 5)
+	order := make(chan string, 2)
+	waitLine := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(time.Millisecond) {
+			if _, waiting, _ := g.load(); waiting == n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the line never reached %d", n)
+			}
+		}
+	}
+	enter := func(name string, weight int64) {
+		leave, err := g.enter(ctx, weight)
+		if err != nil {
+			order <- name + ": " + err.Error()
+			return
+		}
+		order <- name
+		leave()
+	}
+	go enter("large", 8)
+	waitLine(1)
+	go enter("small", 3)
+	waitLine(2)
+	// The small one's share is free now; the large one's is not.
+	h1()
+	select {
+	case first := <-order:
+		t.Fatalf("%q entered while the large request before it waited", first)
+	case <-time.After(10 * waitTick):
+		// Ten looks of every waiter at the budget: none may enter.
+	}
+	h2()
+	if got := []string{<-order, <-order}; got[0] != "large" || got[1] != "small" {
+		t.Fatalf("served %v; want [large small], first come first served", got)
+	}
 }

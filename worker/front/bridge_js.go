@@ -276,6 +276,7 @@ type responseWriter struct {
 	buf       []byte
 	streaming bool
 	err       error // a streamed write that failed: the client went away
+	passed    bool  // answered with a body JS holds (pass)
 }
 
 func (w *responseWriter) Header() http.Header { return w.header }
@@ -288,6 +289,9 @@ func (w *responseWriter) WriteHeader(status int) {
 
 func (w *responseWriter) Write(p []byte) (int, error) {
 	w.WriteHeader(http.StatusOK)
+	if w.passed {
+		return 0, errors.New("a write after the answer was sent")
+	}
 	if w.err != nil {
 		return 0, w.err
 	}
@@ -342,7 +346,23 @@ func (w *responseWriter) send(p []byte) error {
 // is written once it is streamed.
 func (w *responseWriter) Flush() {}
 
+// pass answers with the status and headers held and, for body, the
+// response JS keeps under handle.
+func (w *responseWriter) pass(handle int) {
+	if w.streaming || w.passed {
+		return
+	}
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	w.passed = true
+	w.x.post.Invoke("pass", w.status, formatHeader(w.header), handle)
+}
+
 func (w *responseWriter) finish() {
+	if w.passed {
+		return
+	}
 	if w.streaming {
 		w.x.post.Invoke("close", w.err == nil)
 		return
@@ -407,6 +427,43 @@ func matchCache(ctx context.Context, key string) (*http.Response, error) {
 		return nil, nil
 	}
 	return x.response(res)
+}
+
+// matchCachePass looks key up in the edge cache as matchCache does, but
+// leaves the body in JS: it answers the status, the headers and the handle
+// of the response JS keeps (0 when the cache holds nothing), for passBody.
+func matchCachePass(ctx context.Context, key string) (int, http.Header, int, error) {
+	x := exchangeOf(ctx)
+	if x == nil {
+		return 0, nil, 0, errors.New("a cache lookup outside of a request")
+	}
+	res, err := x.ask(ctx, "matchPass", key)
+	if err != nil || res[0].Int() == 0 {
+		return 0, nil, 0, err
+	}
+	h, err := parseHeader(res[1].String())
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	return res[0].Int(), h, res[2].Int(), nil
+}
+
+// passBody answers the request of w with the status and headers w holds
+// and, for body, the response JS keeps under handle (matchCachePass): its
+// bytes never cross into Go. w is the bridge's writer, or one that wraps it
+// (Unwrap); nothing written to w after it is sent.
+func passBody(w http.ResponseWriter, handle int) {
+	for {
+		switch v := w.(type) {
+		case *responseWriter:
+			v.pass(handle)
+			return
+		case interface{ Unwrap() http.ResponseWriter }:
+			w = v.Unwrap()
+		default:
+			panic("edgebloom: passBody on a writer that is not the bridge's")
+		}
+	}
 }
 
 // putCache keeps body under key in the colo's edge cache, with header,

@@ -19,28 +19,48 @@ func getenv(k string) string { return cloudflare.Getenv(k) }
 //
 // cacheMatchStream and cacheMatch look the cache up, and cachePut and
 // openCachePut write it, through the request's own exchange with JS
-// (matchCache and putCache in bridge_js.go), not syumai/workers' cache
-// package, whose Match leaves a callback and a stream behind in Go for
+// (matchCache, matchCachePass and putCache in bridge_js.go), not syumai/workers'
+// cache package, whose Match leaves a callback and a stream behind in Go for
 // every lookup, and whose Put three callbacks for every put: in a kept
 // instance that was memory taken for good at every miss and every hit.
-func cacheMatchStream(ctx context.Context, key string) *http.Response {
+//
+// A stream found (a checkpoint's snapshot) never crosses into Go: JS keeps
+// the cached response, Go gets its headers and a handle, and the client's
+// answer is the cached body itself (passBody): a hit costs Go nothing
+// whatever the snapshot's size.
+func cacheMatchStream(ctx context.Context, key string) *cachedStream {
+	status, header, handle, err := matchCachePass(ctx, key)
+	if err != nil || handle == 0 {
+		return nil
+	}
+	if status != http.StatusOK {
+		return nil // JS cancels its body as the request ends
+	}
+	return &cachedStream{Header: header, handle: handle}
+}
+
+// A cachedStream is a response of the edge cache whose body JS holds.
+type cachedStream struct {
+	Header http.Header
+	handle int
+}
+
+// writeTo answers the request of w with the cached body: status and w's
+// headers from Go, the body straight from the cache.
+func (c *cachedStream) writeTo(w http.ResponseWriter, status int) {
+	w.WriteHeader(status)
+	passBody(w, c.handle)
+}
+
+func cacheMatch(ctx context.Context, key string) *cachedAnswer {
 	res, err := matchCache(ctx, key)
 	if err != nil || res == nil {
 		return nil
 	}
-	if res.StatusCode != http.StatusOK {
-		res.Body.Close()
-		return nil
-	}
-	return res
-}
-
-func cacheMatch(ctx context.Context, key string) *cachedAnswer {
-	res := cacheMatchStream(ctx, key)
-	if res == nil {
-		return nil
-	}
 	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return nil
+	}
 	body, err := io.ReadAll(res.Body)
 	if err != nil {
 		return nil

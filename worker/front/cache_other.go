@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -58,12 +57,24 @@ func cachePut(_ context.Context, key string, header http.Header, body []byte) {
 	hostCache.m[key] = hostEntry{header: header.Clone(), body: bytes.Clone(body), expires: time.Now().Add(maxAgeOf(header))}
 }
 
-func cacheMatchStream(ctx context.Context, key string) *http.Response {
+func cacheMatchStream(ctx context.Context, key string) *cachedStream {
 	a := cacheMatch(ctx, key)
 	if a == nil {
 		return nil
 	}
-	return &http.Response{StatusCode: http.StatusOK, Header: a.header, Body: io.NopCloser(bytes.NewReader(a.body))}
+	return &cachedStream{Header: a.header, body: a.body}
+}
+
+// A cachedStream is a response of the edge cache: on the host, its bytes.
+type cachedStream struct {
+	Header http.Header
+	body   []byte
+}
+
+// writeTo answers the request of w with the cached body.
+func (c *cachedStream) writeTo(w http.ResponseWriter, status int) {
+	w.WriteHeader(status)
+	w.Write(c.body)
 }
 
 func openCachePut(ctx context.Context, key string, header http.Header, length int64) (cacheWriter, error) {

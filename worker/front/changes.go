@@ -44,6 +44,13 @@ func (s *Server) changes(ctx context.Context, w http.ResponseWriter, r *http.Req
 		if err != nil {
 			return errorf(http.StatusBadRequest, "invalid_params", "since must be the X-Edgebloom-Cursor of an earlier answer (%v)", err)
 		}
+		for i, sh := range c.Shards {
+			if sh.Position > abi.MaxLogPosition {
+				// No shard wrote it: refused here, not by the shard in
+				// words of the internal protocol.
+				return errorf(http.StatusBadRequest, "invalid_params", "since must be the X-Edgebloom-Cursor of an earlier answer (shard %d's position %d is past any a shard writes, %d)", i, sh.Position, uint64(abi.MaxLogPosition))
+			}
+		}
 		since = &c
 	}
 	leave, err := s.enterHeavy(ctx, name, func(p filterParams) int64 {

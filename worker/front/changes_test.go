@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"net/url"
+	"strings"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/snapshot"
@@ -128,4 +129,25 @@ func encodeSet(t *testing.T, s snapshot.Set) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// A cursor the service cannot have written (a position past what a shard's
+// log numbers, 2^53 - 1) is the client's error, 400 invalid_params naming
+// the rule, never a shard's answer in words of the internal protocol.
+func TestChangesCursorPastAnyPosition(t *testing.T) {
+	c, _ := newTestServer(t)
+	base := "/v1/filters/forged"
+	c.json("PUT", base, map[string]any{"capacity": 1000, "errorRate": 0.01, "shards": 2}, 201)
+	_, _, h := c.do("GET", base+"/changes", "")
+	cur, err := snapshot.ParseCursor(h.Get("X-Edgebloom-Cursor"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pos := range []uint64{1 << 53, 1<<64 - 1} {
+		cur.Shards[1].Position = pos
+		status, body, _ := c.do("GET", base+"/changes?since="+cur.Text(), "")
+		if status != 400 || !strings.Contains(string(body), `"invalid_params"`) || !strings.Contains(string(body), "since must be") {
+			t.Errorf("position %d: %d %s; want 400 invalid_params", pos, status, body)
+		}
+	}
 }

@@ -56,75 +56,99 @@ func (a *cachedAnswer) write(w http.ResponseWriter, r *http.Request, hit bool) {
 // (its own cache reads, between short sleeps) rather than waiting for the
 // maker: workerd cancels a request that waits on another request's work
 // with nothing of its own pending.
-var beingMade = makers{since: map[string]time.Time{}}
+var beingMade = makers{held: map[string]*claim{}}
 
-const (
-	pollEvery = 10 * time.Millisecond
-	pollFor   = 5 * time.Second
-)
+// pollEvery is how often a waiter looks in the cache again; claimWait is
+// how long it waits for a maker before it takes the claim over (a var for
+// the tests).
+const pollEvery = 10 * time.Millisecond
 
-// makers maps each key being made to when its maker started.
+var claimWait = 5 * time.Second
+
+// makers maps each key being made to its maker's claim.
 type makers struct {
 	sync.Mutex
-	since map[string]time.Time
+	held map[string]*claim
 }
 
-// start reports whether the caller is to make key's answer (and marks it
-// being made): no request of this instance is at it, or the one that was
-// gave up.
-func (m *makers) start(key string) bool {
+// A claim is the token of the request making a key's answer: only the
+// request holding it gives it back (makers.release), and giving back a
+// claim that another request has since taken over releases nothing.
+type claim struct {
+	key   string
+	since time.Time
+}
+
+// take returns a claim of key for the caller, or nil while another request
+// of this instance holds one younger than claimWait.
+func (m *makers) take(key string) *claim {
 	m.Lock()
 	defer m.Unlock()
-	if t, ok := m.since[key]; ok && time.Since(t) < pollFor {
-		return false
+	if c, ok := m.held[key]; ok && time.Since(c.since) < claimWait {
+		return nil
 	}
-	m.since[key] = time.Now()
-	return true
+	c := &claim{key: key, since: time.Now()}
+	m.held[key] = c
+	return c
 }
 
-// done marks key as no longer being made.
-func (m *makers) done(key string) {
+// release gives c back, if it is still the claim of its key.
+func (m *makers) release(c *claim) {
 	m.Lock()
-	delete(m.since, key)
-	m.Unlock()
+	defer m.Unlock()
+	if m.held[c.key] == c {
+		delete(m.held, c.key)
+	}
 }
 
 // busy reports whether a request of this instance is making key.
 func (m *makers) busy(key string) bool {
 	m.Lock()
 	defer m.Unlock()
-	_, ok := m.since[key]
+	_, ok := m.held[key]
 	return ok
 }
 
 // lookOrMake looks key up in the edge cache (match) and, on a miss, waits
 // for the request of this instance that makes it, or claims it. hit says
 // match found it; else the caller makes the answer and calls done, which
-// gives the claim back: only the request that claimed key gives it back,
-// and one that gave up waiting makes its own and leaves the claim to its
-// maker. err is the request's end when its client left while it waited:
-// there is nothing to make then.
+// gives its claim back (done is never nil then). A waiter that waited
+// claimWait for a maker takes the claim over; the maker's done then
+// releases nothing. err is the request's end (its client left, its
+// deadline passed) before there was anything to make: no claim is held
+// then, and a panic in match gives back the claim it took.
 func lookOrMake(ctx context.Context, key string, match func() bool) (hit bool, done func(), err error) {
+	var c *claim
+	defer func() {
+		if done == nil && c != nil {
+			beingMade.release(c)
+		}
+	}()
 	if match() {
 		return true, nil, nil
 	}
-	claimed := beingMade.start(key)
-	if !claimed && await(ctx, key, match) {
-		return true, nil, nil
+	if c = beingMade.take(key); c == nil {
+		if await(ctx, key, match) {
+			return true, nil, nil
+		}
+		// The maker is done without an answer, or slower than claimWait.
+		c = beingMade.take(key)
 	}
 	if err := endedError(ctx); err != nil {
 		return false, nil, err
 	}
-	if claimed {
-		return false, func() { beingMade.done(key) }, nil
+	if c == nil {
+		// Another waiter took the claim over first: make it all the same,
+		// as one more reader.
+		return false, func() {}, nil
 	}
-	return false, func() {}, nil
+	return false, func() { beingMade.release(c) }, nil
 }
 
 // await polls the cache for key while another request makes it; it stops
 // when ctx's request ends (its client left).
 func await(ctx context.Context, key string, match func() bool) bool {
-	for start := time.Now(); time.Since(start) < pollFor; {
+	for start := time.Now(); time.Since(start) < claimWait; {
 		if pause(ctx, pollEvery) != nil {
 			return false
 		}
@@ -140,8 +164,10 @@ func await(ctx context.Context, key string, match func() bool) bool {
 }
 
 // cached returns the answer under key from the cache, or makes it with
-// build and keeps it for maxAge seconds.
-func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAnswer, error)) (*cachedAnswer, bool, error) {
+// build and keeps it for maxAge seconds. A request that makes it first
+// takes its share of the front's budget with enter (nil: the caller holds
+// one already, or the answer is cheap); one the cache answers takes none.
+func cached(ctx context.Context, key string, maxAge int, enter func() (func(), error), build func() (*cachedAnswer, error)) (*cachedAnswer, bool, error) {
 	var a *cachedAnswer
 	match := func() bool {
 		if a = cacheMatch(ctx, key); a != nil {
@@ -158,6 +184,13 @@ func cached(ctx context.Context, key string, maxAge int, build func() (*cachedAn
 		return a, true, nil
 	}
 	defer done()
+	if enter != nil {
+		leave, err := enter()
+		if err != nil {
+			return nil, false, err
+		}
+		defer leave()
+	}
 	a, err = build()
 	if err == nil {
 		// The client's copy is private: it was sent to a request with a
@@ -197,8 +230,7 @@ func cacheKey(name string, generation uint64, what string) string {
 
 // writeCachedStream sends a response from the cache, with the client's
 // Cache-Control.
-func writeCachedStream(w http.ResponseWriter, res *http.Response, how string) error {
-	defer res.Body.Close()
+func writeCachedStream(w http.ResponseWriter, res *cachedStream, how string) error {
 	h := w.Header()
 	for _, k := range []string{"Content-Type", "Content-Disposition", "Content-Length", "X-Edgebloom-Format", "X-Edgebloom-Cursor", "X-Edgebloom-Checkpoint"} {
 		if v := res.Header.Get(k); v != "" {
@@ -207,8 +239,7 @@ func writeCachedStream(w http.ResponseWriter, res *http.Response, how string) er
 	}
 	h.Set("Cache-Control", "private, max-age="+strconv.Itoa(snapshotSeconds()))
 	h.Set("X-Edgebloom-Cache", how)
-	w.WriteHeader(http.StatusOK)
-	io.Copy(w, res.Body)
+	res.writeTo(w, http.StatusOK)
 	return nil
 }
 
@@ -242,17 +273,20 @@ type cacheTee struct {
 	put    cacheWriter
 }
 
+// WriteHeader sends the status once: a later call, as every Write makes,
+// sends nothing again.
 func (t *cacheTee) WriteHeader(status int) {
-	if !t.opened {
-		t.opened = true
-		if status == http.StatusOK {
-			stored := t.Header().Clone()
-			stored.Del("X-Edgebloom-Cache")
-			stored.Set("Cache-Control", "public, max-age="+strconv.Itoa(t.maxAge))
-			length, err := strconv.ParseInt(stored.Get("Content-Length"), 10, 64)
-			if err == nil && length <= maxCachedSnapshot {
-				t.put, _ = openCachePut(t.ctx, t.key, stored, length)
-			}
+	if t.opened {
+		return
+	}
+	t.opened = true
+	if status == http.StatusOK {
+		stored := t.Header().Clone()
+		stored.Del("X-Edgebloom-Cache")
+		stored.Set("Cache-Control", "public, max-age="+strconv.Itoa(t.maxAge))
+		length, err := strconv.ParseInt(stored.Get("Content-Length"), 10, 64)
+		if err == nil && length <= maxCachedSnapshot {
+			t.put, _ = openCachePut(t.ctx, t.key, stored, length)
 		}
 	}
 	t.ResponseWriter.WriteHeader(status)

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/internal/abi"
 	"github.com/edgebloom/edgebloom/snapshot"
 	"github.com/edgebloom/edgebloom/token"
 )
@@ -192,7 +192,7 @@ func (s *Server) latestCheckpoint(ctx context.Context, w http.ResponseWriter, r 
 	// Kept under the generation of the parameters, read at most metaMaxAge
 	// ago: a stale entry costs one retry with the parameters read again.
 	return s.withParamsWithin(ctx, name, metaMaxAge, func(p filterParams) error {
-		a, hit, err := cached(ctx, cacheKey(name, p.Generation, "latest"), maxAge, func() (*cachedAnswer, error) {
+		a, hit, err := cached(ctx, cacheKey(name, p.Generation, "latest"), maxAge, nil, func() (*cachedAnswer, error) {
 			l, err := s.checkpoints(ctx, name, p, true)
 			if err != nil {
 				return nil, err
@@ -221,14 +221,14 @@ func (s *Server) latestCheckpoint(ctx context.Context, w http.ResponseWriter, r 
 
 // checkpointDelta answers the delta from checkpoint a to checkpoint b of
 // generation g: what GET /changes?since=(a's cursor) answers when the
-// shards are at b's cursor, byte for byte.
+// shards are at b's cursor, byte for byte. A reader the edge cache answers
+// takes no share of the front's budget; one that makes the delta takes
+// what making it holds (deltaWeight).
 func (s *Server) checkpointDelta(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, a, b uint64) error {
-	leave, err := s.enterHeavy(ctx, name, func(p filterParams) int64 { return deltaWeight(p, b-a) })
-	if err != nil {
-		return err
+	enter := func() (func(), error) {
+		return s.enterHeavy(ctx, name, func(p filterParams) int64 { return deltaWeight(p, b-a) })
 	}
-	defer leave()
-	ans, hit, err := s.deltaBetween(ctx, name, g, a, b)
+	ans, hit, err := s.deltaBetween(ctx, name, g, a, b, enter)
 	if err != nil {
 		return err
 	}
@@ -236,9 +236,11 @@ func (s *Server) checkpointDelta(ctx context.Context, w http.ResponseWriter, r *
 	return nil
 }
 
-func (s *Server) deltaBetween(ctx context.Context, name string, g, a, b uint64) (*cachedAnswer, bool, error) {
+// deltaBetween returns the delta from checkpoint a to b from the cache, or
+// makes it after enter (nil: within a share taken already).
+func (s *Server) deltaBetween(ctx context.Context, name string, g, a, b uint64, enter func() (func(), error)) (*cachedAnswer, bool, error) {
 	key := cacheKey(name, g, fmt.Sprintf("%d/delta?from=%d", b, a))
-	return cached(ctx, key, immutableSeconds, func() (*cachedAnswer, error) {
+	return cached(ctx, key, immutableSeconds, enter, func() (*cachedAnswer, error) {
 		var body []byte
 		var err error
 		if b == a+1 {
@@ -358,45 +360,21 @@ func assembleDelta(p filterParams, parts [][]byte) []byte {
 // mergedDelta joins the consecutive deltas from a to b (each from the cache
 // or the shards once) into the one delta from a to b: the objects pay for
 // each consecutive delta once, however many readers ask for however many
-// spans.
+// spans. The merge sets each delta's positions into a bitset of each shard
+// as it reads them (snapshot.DeltaMerger): what it holds is bounded by the
+// filter's bits, whatever the number of spans and positions (deltaWeight).
 func (s *Server) mergedDelta(ctx context.Context, name string, g, a, b uint64) ([]byte, error) {
-	var merged *snapshot.Delta
-	byShard := map[uint32]int{}
+	var merge snapshot.DeltaMerger
 	for n := a; n < b; n++ {
-		ans, _, err := s.deltaBetween(ctx, name, g, n, n+1)
+		ans, _, err := s.deltaBetween(ctx, name, g, n, n+1, nil)
 		if err != nil {
 			return nil, err
 		}
-		d, err := snapshot.DecodeDelta(ans.body)
-		if err != nil {
-			return nil, internalError(http.StatusBadGateway, "shard_protocol", "a cached delta does not decode", err)
-		}
-		if merged == nil {
-			merged = d
-			for i, rec := range d.Records {
-				byShard[rec.Shard] = i
-			}
-			continue
-		}
-		for _, rec := range d.Records {
-			i, ok := byShard[rec.Shard]
-			if !ok {
-				byShard[rec.Shard] = len(merged.Records)
-				merged.Records = append(merged.Records, rec)
-				continue
-			}
-			m := &merged.Records[i]
-			m.To, m.Count = rec.To, rec.Count
-			m.Positions = append(m.Positions, rec.Positions...)
+		if err := merge.Add(ans.body); err != nil {
+			return nil, internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("the delta from checkpoint %d to %d does not follow the ones before", n, n+1), err)
 		}
 	}
-	slices.SortFunc(merged.Records, func(x, y snapshot.DeltaRecord) int { return int(x.Shard) - int(y.Shard) })
-	for i := range merged.Records {
-		ps := merged.Records[i].Positions
-		slices.Sort(ps)
-		merged.Records[i].Positions = slices.Compact(ps)
-	}
-	return snapshot.EncodeDelta(merged), nil
+	return merge.Delta(), nil
 }
 
 // checkpointSnapshot answers the filter as it is now, which holds every
@@ -409,13 +387,8 @@ func (s *Server) mergedDelta(ctx context.Context, name string, g, a, b uint64) (
 // kept nowhere. Where the cache keeps nothing, the shards are still read
 // once for the answer.
 func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, r *http.Request, name string, g, b uint64) error {
-	leave, err := s.enterHeavy(ctx, name, snapshotWeight)
-	if err != nil {
-		return err
-	}
-	defer leave()
 	key := cacheKey(name, g, fmt.Sprintf("%d/snapshot", b))
-	var res *http.Response
+	var res *cachedStream
 	match := func() bool {
 		res = cacheMatchStream(ctx, key)
 		return res != nil
@@ -428,6 +401,13 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 		return writeCachedStream(w, res, "hit")
 	}
 	defer done()
+	// Only the request that streams it from the shards takes a share of
+	// the budget: a hit streams the cache's body through a copy buffer.
+	leave, err := s.enterHeavy(ctx, name, snapshotWeight)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	p, cs, err := s.checkpointsOf(ctx, name, g, b)
 	if err != nil {
 		return err
@@ -449,11 +429,12 @@ func (s *Server) checkpointSnapshot(ctx context.Context, w http.ResponseWriter, 
 
 // snapshotSeconds is how long a snapshot of a checkpoint is kept: it stays
 // right for the checkpoint's cursor (it holds every change up to it) while
-// the checkpoint is kept, about KEPT_CHECKPOINTS intervals; a day at most.
+// the checkpoint is kept, about keptCheckpoints intervals; a day at most.
 func snapshotSeconds() int {
 	return min(keptCheckpoints*checkpointSeconds(), 86400)
 }
 
 // keptCheckpoints is how many checkpoints the checkpoint object keeps
-// (KEPT_CHECKPOINTS in checkpoint-object.js).
-const keptCheckpoints = 64
+// (KEPT_CHECKPOINTS of worker/shard/abi.js, generated from the same
+// constant).
+const keptCheckpoints = abi.KeptCheckpoints

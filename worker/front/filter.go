@@ -17,15 +17,15 @@ import (
 
 func (s *Server) create(ctx context.Context, w http.ResponseWriter, r *http.Request, name string) error {
 	var req struct {
-		Capacity     *float64 `json:"capacity"`
+		Capacity     *jsonInt `json:"capacity"`
 		ErrorRate    *float64 `json:"errorRate"`
-		Shards       *float64 `json:"shards"`
+		Shards       *jsonInt `json:"shards"`
 		Canonicalize bool     `json:"canonicalize"`
 	}
 	if err := readJSON(r, &req, createShape); err != nil {
 		return err
 	}
-	p, err := validParams(req.Capacity, req.ErrorRate, req.Shards)
+	p, err := validParams(req.Capacity.float(), req.ErrorRate, req.Shards.float())
 	if err != nil {
 		return err
 	}
@@ -52,11 +52,12 @@ func validParams(capacity, errorRate, shards *float64) (filterParams, error) {
 		n = *shards
 	}
 	switch {
-	case capacity == nil || *capacity < 1 || *capacity > 1<<53 || *capacity != math.Trunc(*capacity):
+	// A NaN (a count not written as an integer: jsonInt) fails each check.
+	case capacity == nil || !(*capacity >= 1 && *capacity <= 1<<53) || *capacity != math.Trunc(*capacity):
 		return bad(`"capacity" must be an integer from 1 to 2^53`)
 	case errorRate == nil || !(*errorRate > 0 && *errorRate < 1):
 		return bad(`"errorRate" must be a number between 0 and 1 (exclusive)`)
-	case n < 1 || n > maxShards || n != math.Trunc(n):
+	case !(n >= 1 && n <= maxShards) || n != math.Trunc(n):
 		return bad(`"shards" must be an integer from 1 to %d`, maxShards)
 	}
 	p := filterParams{Capacity: uint64(*capacity), ErrorRate: *errorRate, Shards: int(n)}

@@ -146,7 +146,7 @@ const INLINE_BYTES = 1 << 20;
 
 const noop = () => {};
 // The messages of Go that wait for an answer (settle): their id follows.
-const ASKS = new Set(['fetch', 'match', 'put', 'putWrite', 'putEnd', 'read', 'write', 'sleep']);
+const ASKS = new Set(['fetch', 'match', 'matchPass', 'put', 'putWrite', 'putEnd', 'read', 'write', 'sleep']);
 const message = (err) => String(err?.message ?? err);
 
 /**
@@ -242,6 +242,7 @@ class Exchange {
     this.failure = null;
     this.readers = new Map();
     this.nextReader = 0;
+    this.passes = new Map(); // the handle of each cached response Go may answer with → it
     this.writer = null;
     this.puts = new Map();
     this.nextPut = 0;
@@ -310,6 +311,8 @@ class Exchange {
     this.signal = null;
     for (const reader of this.readers.values()) reader.cancel().catch(noop);
     this.readers.clear();
+    for (const res of this.passes.values()) res.body?.cancel().catch(noop);
+    this.passes.clear();
     // An entry of the cache not ended is not whole: it is dropped.
     this.puts.clear();
     // Go may still wait (a goroutine of the request): it is told now.
@@ -330,6 +333,15 @@ class Exchange {
         case 'respond': {
           const [status, headers, body] = args;
           this.resolve(new Response(body, { status, headers: parseHeaders(headers) }));
+          return this.finish();
+        }
+        case 'pass': {
+          // The answer's body is a cached response's, untouched by Go.
+          const [status, headers, handle] = args;
+          const res = this.passes.get(handle);
+          this.passes.delete(handle);
+          if (res === undefined) throw new Error('an answer with a cached body that is gone');
+          this.resolve(new Response(res.body, { status, headers: parseHeaders(headers) }));
           return this.finish();
         }
         case 'stream': {
@@ -362,6 +374,9 @@ class Exchange {
           break;
         case 'match':
           this.match(...args);
+          break;
+        case 'matchPass':
+          this.matchPass(...args);
           break;
         case 'put':
           this.put(...args);
@@ -417,6 +432,25 @@ class Exchange {
       const res = await globalThis.caches.default.match(key);
       if (res === undefined) this.settle(id, true, 0);
       else await this.answer(id, res);
+    } catch (err) {
+      this.settle(id, false, message(err));
+    }
+  }
+
+  // matchPass looks key up in the edge cache for Go (matchCachePass in
+  // front/bridge_js.go) and keeps the response: Go gets its status, headers
+  // and handle, and may answer with it (pass); its body never crosses.
+  async matchPass(id, key) {
+    try {
+      const res = await globalThis.caches.default.match(key);
+      if (res === undefined) return this.settle(id, true, 0);
+      if (this.done) {
+        res.body?.cancel().catch(noop);
+        return this.settle(id, false, 'the request has ended');
+      }
+      const handle = ++this.nextReader;
+      this.passes.set(handle, res);
+      this.settle(id, true, res.status, formatHeaders(res.headers), handle);
     } catch (err) {
       this.settle(id, false, message(err));
     }

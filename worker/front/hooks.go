@@ -26,6 +26,8 @@ var (
 		return hex.EncodeToString(b[:])
 	}()
 	served atomic.Uint64
+	// heavyReleases counts POST /_test/heavy/release.
+	heavyReleases atomic.Uint64
 )
 
 // testHook serves the front's test endpoints, only when s.TestHooks says so
@@ -52,8 +54,10 @@ var (
 //	GET  /_test/heavy?bytes=N[&ms=M]  takes N bytes of the budget of
 //	                      expensive requests (as they do: waiting in line,
 //	                      or 503), holds them M ms, or without ms until the
-//	                      budget next refuses a request, and answers
+//	                      budget next refuses a request or
+//	                      POST /_test/heavy/release arrives, and answers
 //	                      {"held": N}
+//	POST /_test/heavy/release  ends the holds of /_test/heavy without ms
 //	POST /_test/exit      the Go program exits (os.Exit(3)) mid-request
 //	POST /_test/panic     a goroutine panics with no recover: the program
 //	                      ends as any uncaught panic ends it
@@ -95,6 +99,7 @@ func (s *Server) testHook(w http.ResponseWriter, r *http.Request) error {
 		n, _ := strconv.ParseInt(q.Get("bytes"), 10, 64)
 		ms, _ := strconv.Atoi(q.Get("ms"))
 		_, _, refused := heavy.load()
+		released := heavyReleases.Load()
 		leave, err := heavy.enter(r.Context(), n)
 		if err != nil {
 			return err
@@ -105,12 +110,16 @@ func (s *Server) testHook(w http.ResponseWriter, r *http.Request) error {
 				return err
 			}
 		}
-		for _, _, now := heavy.load(); !q.Has("ms") && now == refused; _, _, now = heavy.load() {
+		for _, _, now := heavy.load(); !q.Has("ms") && now == refused && heavyReleases.Load() == released; _, _, now = heavy.load() {
 			if err := pause(r.Context(), 10*time.Millisecond); err != nil {
 				return err
 			}
 		}
 		writeJSON(w, http.StatusOK, map[string]int64{"held": min(n, heavyBudget)})
+		return nil
+	case "POST /_test/heavy/release":
+		heavyReleases.Add(1)
+		writeJSON(w, http.StatusOK, map[string]bool{"released": true})
 		return nil
 	case "POST /_test/exit":
 		exitProgram(3)

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
 	"reflect"
 	"slices"
@@ -250,4 +251,44 @@ func jsonTypeOf(t reflect.Type) string {
 		return "a number"
 	}
 	return "a value"
+}
+
+// A jsonInt is a number of a JSON body that names a count or a time: it
+// must be written as an integer (an optional minus and digits), never with
+// a fraction or an exponent (60.0, 1e3), so that a value has one spelling.
+// Such a number decodes as NaN, which every range check of the field
+// refuses with the field's own message; a value that is no number is not
+// of the body's shape.
+type jsonInt float64
+
+func (n *jsonInt) UnmarshalJSON(b []byte) error {
+	if len(b) > 0 && b[0] != '-' && (b[0] < '0' || b[0] > '9') {
+		// Not a number at all: the body is not of its shape, as for any
+		// other field.
+		return &json.UnmarshalTypeError{Value: jsonKind(b), Type: reflect.TypeFor[float64]()}
+	}
+	*n = jsonInt(math.NaN())
+	digits := bytes.TrimPrefix(b, []byte("-"))
+	if len(digits) == 0 || len(digits) > 20 || (digits[0] == '0' && len(digits) > 1) {
+		return nil
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return nil
+		}
+	}
+	v, err := strconv.ParseFloat(string(b), 64)
+	if err == nil {
+		*n = jsonInt(v)
+	}
+	return nil
+}
+
+// float gives n as a *float64, nil when the field was absent or null.
+func (n *jsonInt) float() *float64 {
+	if n == nil {
+		return nil
+	}
+	v := float64(*n)
+	return &v
 }

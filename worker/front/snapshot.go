@@ -72,14 +72,21 @@ func copyShard(w io.Writer, body io.ReadCloser, p filterParams, sh int) error {
 	case binary.LittleEndian.Uint64(stored[:]) != sum.Sum64():
 		return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's snapshot fails its checksum", sh), nil)
 	default:
+		// Only io.EOF ends the body cleanly: a read that fails after
+		// the checksum is a body that did not end as it should.
 		var extra [1]byte
-		if m, _ := body.Read(extra[:]); m == 0 {
+		m, rerr := io.ReadFull(body, extra[:])
+		switch {
+		case m == 0 && rerr == io.EOF:
 			if _, err := cw.Write(stored[:]); err != nil {
 				return internalError(499, "client_gone", fmt.Sprintf("the client stopped reading in shard %d's snapshot", sh), err)
 			}
 			return nil
+		case m == 0:
+			err = fmt.Errorf("the body failed after them: %w", rerr)
+		default:
+			err = errors.New("the body goes on after them")
 		}
-		err = errors.New("the body goes on after them")
 	}
 	return internalError(http.StatusBadGateway, "shard_protocol", fmt.Sprintf("shard %d's snapshot is not %d bytes", sh, want+checksumBytes), err)
 }

@@ -7,7 +7,13 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
+
+	"github.com/cespare/xxhash/v2"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -122,4 +128,44 @@ func rawGet(t *testing.T, c *client, path string, header ...string) (status int,
 	defer res.Body.Close()
 	n, readErr = io.Copy(io.Discard, res.Body)
 	return res.StatusCode, n, res.ContentLength, readErr
+}
+
+// failAfter reads its bytes, then fails with err instead of io.EOF.
+type failAfter struct {
+	r   io.Reader
+	err error
+}
+
+func (f *failAfter) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	if err == io.EOF {
+		return n, f.err
+	}
+	return n, err
+}
+
+// copyShard takes only io.EOF as the clean end of a shard's body: a read
+// that fails after the checksum, (0, err), is not a whole body, and the
+// shard's last 8 bytes (its checksum) are not sent as if it were.
+func TestCopyShardNeedsEOF(t *testing.T) {
+	p := filterParams{Capacity: 100, ErrorRate: 0.01, Shards: 1}
+	payload := make([]byte, encodedSize(p)-checksumBytes)
+	for i := range payload {
+		payload[i] = byte(i)
+	}
+	whole := binary.LittleEndian.AppendUint64(slices.Clone(payload), xxhash.Sum64(payload))
+	var out bytes.Buffer
+	if err := copyShard(&out, io.NopCloser(bytes.NewReader(whole)), p, 0); err != nil || !bytes.Equal(out.Bytes(), whole) {
+		t.Fatalf("a whole body: %v, %d of %d bytes", err, out.Len(), len(whole))
+	}
+	out.Reset()
+	reset := errors.New("connection reset")
+	err := copyShard(&out, io.NopCloser(&failAfter{bytes.NewReader(whole), reset}), p, 0)
+	var ae *apiError
+	if !errors.As(err, &ae) || ae.Status != http.StatusBadGateway || !strings.Contains(ae.Detail, reset.Error()) {
+		t.Fatalf("a body whose last read fails: got %v; want a 502 caused by %v", err, reset)
+	}
+	if out.Len() >= len(whole) {
+		t.Fatalf("a body whose last read fails was sent whole (%d bytes)", out.Len())
+	}
 }

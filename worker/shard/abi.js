@@ -23,3 +23,12 @@ export const MAX_DELTA_POSITIONS = 4194304;
 // MaxShardRecord bounds a shard's answer to the front's GET /changes: the
 // record header and MaxDeltaBytes of coded positions.
 export const MAX_SHARD_RECORD = 2097192;
+
+// KeptCheckpoints is how many checkpoints of a generation the checkpoint
+// object keeps: a copy older than the oldest loads a snapshot.
+export const KEPT_CHECKPOINTS = 64;
+
+// MaxLogPosition is the largest position of a shard's log: a shard numbers
+// its rows with JavaScript numbers, exact up to 2^53 - 1. A cursor with a
+// position past it is not one the service wrote.
+export const MAX_LOG_POSITION = 9007199254740991;

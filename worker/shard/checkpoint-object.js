@@ -17,10 +17,12 @@
 //        check when cursor is the newest checkpoint's (nothing changed).
 //
 // A newer generation starts an empty list; an older one is refused with
-// 409 stale_generation, as the shards refuse it.
+// 409 stale_generation, as the shards refuse it. It keeps the last
+// KEPT_CHECKPOINTS of a generation (abi.js, generated from Go's
+// internal/abi): a copy older than the oldest loads a snapshot.
 
-/** How many checkpoints are kept: a copy older than the oldest loads a snapshot. */
-export const KEPT_CHECKPOINTS = 64;
+import { KEPT_CHECKPOINTS } from './abi.js';
+
 const LEASE_MS = 10_000;
 
 const reply = (status, value) =>

@@ -1,7 +1,7 @@
 // A shard's storage in its Durable Object's SQLite: the filter as chunks,
 // plus an append-only log of what each add changed since the chunks were
-// last rebuilt, plus the history of what the log held before. See
-// DESIGN.md, "Persistence: chunks and the log".
+// last rebuilt, plus the history of what the log held before (history.js).
+// See DESIGN.md, "Persistence: chunks and the log".
 //
 //   chunks (i, data, crc)   chunk -1: the 64-byte header and the 8-byte
 //                           checksum of the filter's encoding; chunks 0..n-1:
@@ -10,11 +10,7 @@
 //                           after it (uint64) and the positions of the bits
 //                           it set (uint32 each), little-endian; seq counts
 //                           1, 2, 3, ... and never goes back within an epoch
-//   history (seq, part,     one segment a compaction: the positions the log
-//     since, count, n,      rows (since, seq] set, each once, increasing, as
-//     data, crc)            a Rice-coded record body (js/rice.js), in parts
-//                           of at most PART_POSITIONS; count is the count at
-//                           seq, n the part's positions
+//   history (...)           one segment a compaction (history.js)
 //   logstate (k, v)         'epoch': a random number drawn when the filter's
 //                           storage is made; 'folded': the last seq the
 //                           chunks hold
@@ -22,10 +18,7 @@
 // compact() keeps the rows it folds as the log's tail until the next one,
 // so that a copy that syncs between two compactions gets exactly the bits
 // it lacks. The history lets a copy that fell behind past the tail get the
-// bits it lacks as a delta (changes()): the newest segments are kept
-// while they take at most historyLimit() bytes (the payload's), and a
-// segment under minSegment() bytes takes the next compaction's positions
-// too, so that a quiet shard does not pile up small ones.
+// bits it lacks as a delta (changes()).
 //
 // Every row carries a CRC-32 of its data. An add writes one log row,
 // proportional to what it set, in the transaction of its reply. compact()
@@ -36,7 +29,8 @@
 // step holds a second copy of the filter.
 
 import { crc32 } from '../../js/crc32.js';
-import { encodeRice, decodeRice } from '../../js/rice.js';
+import { encodeRice } from '../../js/rice.js';
+import { History, unique } from './history.js';
 import { HEADER_SIZE as HEADER_BYTES, CHECKSUM_SIZE as TRAILER_BYTES, DELTA_RECORD_HEADER } from '../../js/abi.js';
 import {
   LOG_COUNT_BYTES as COUNT_BYTES,
@@ -53,11 +47,6 @@ const CHUNK_BYTES = 1 << 20;
 const MAX_VALUE_BYTES = 2_000_000;
 // Positions in one log row: an add that set more spans several rows.
 const POSITIONS_PER_ROW = Math.floor((MAX_VALUE_BYTES - COUNT_BYTES) / LOG_POSITION_BYTES);
-// Positions in one part of a history segment: Rice-coded, n positions
-// below m <= 2^28 take about n * (log2(m / n) + 2) bits, at most 393 KiB
-// for 2^18 of them, under MAX_VALUE_BYTES.
-const PART_POSITIONS = 1 << 18;
-
 export { crc32 };
 
 /** The payload of a filter's encoding: its bytes but the header and the checksum. */
@@ -85,21 +74,6 @@ export function deltaLimit(filter) {
   return Math.min(MAX_DELTA_BYTES, Math.floor(payloadBytes(filter) / DELTA_PAYLOAD_SHARE));
 }
 
-/**
- * The history a shard keeps: segments while they take at most the
- * payload's bytes, enough for a copy behind by a tenth of the filter's
- * capacity (worker/test/sync.test.js), at most doubling what the shard
- * stores.
- */
-export function historyLimit(payload) {
-  return payload;
-}
-
-/** A segment under this many bytes takes the next compaction's positions too. */
-export function minSegment(payload) {
-  return Math.max(4096, Math.floor(payload / 64));
-}
-
 // One shard record of a delta (docs/format.md, "Deltas"): the header, then
 // body, n positions Rice-coded (encodeRice).
 export function deltaRecord(shard, epoch, from, to, count, n, body) {
@@ -114,17 +88,6 @@ export function deltaRecord(shard, epoch, from, to, count, n, body) {
   view.setUint32(36, body.length, true);
   out.set(body, DELTA_RECORD_HEADER);
   return out;
-}
-
-// unique sorts positions (a Uint32Array) in place and returns them each
-// once.
-function unique(positions) {
-  positions.sort();
-  let n = 0;
-  for (let i = 0; i < positions.length; i++) {
-    if (i === 0 || positions[i] !== positions[n - 1]) positions[n++] = positions[i];
-  }
-  return positions.subarray(0, n);
 }
 
 /** A shard's chunks and log in a Durable Object's SQLite (ctx.storage). */
@@ -151,10 +114,7 @@ export class Store {
     );
     this.sql.exec('CREATE TABLE IF NOT EXISTS log (seq INTEGER PRIMARY KEY, data BLOB NOT NULL, crc INTEGER NOT NULL)');
     this.sql.exec('CREATE TABLE IF NOT EXISTS logstate (k TEXT PRIMARY KEY, v INTEGER NOT NULL)');
-    this.sql.exec(
-      'CREATE TABLE IF NOT EXISTS history (seq INTEGER NOT NULL, part INTEGER NOT NULL, since INTEGER NOT NULL, ' +
-        'count INTEGER NOT NULL, n INTEGER NOT NULL, data BLOB NOT NULL, crc INTEGER NOT NULL, PRIMARY KEY (seq, part))',
-    );
+    this.history = new History(this.sql, MAX_VALUE_BYTES);
   }
 
   setState(k, v) {
@@ -166,7 +126,7 @@ export class Store {
     this.sql.exec('DELETE FROM chunks');
     this.sql.exec('DELETE FROM log');
     this.sql.exec('DELETE FROM logstate');
-    this.sql.exec('DELETE FROM history');
+    this.history.clear();
     this.logBytes = 0;
     this.dirty.clear();
     this.seq = this.folded = this.epoch = 0;
@@ -175,7 +135,7 @@ export class Store {
   /** Writes every chunk of a new filter (in the caller's transaction). */
   create(filter) {
     this.clear();
-    const n = Math.ceil(payloadOf(filter) / CHUNK_BYTES);
+    const n = Math.ceil(payloadBytes(filter) / CHUNK_BYTES);
     for (let i = 0; i < n; i++) this.dirty.add(i);
     this.writeChunks(filter);
     this.dirty.clear();
@@ -238,74 +198,17 @@ export class Store {
     this.dirty.clear();
   }
 
-  // fold writes the log rows past 'folded' as a history segment (or into
-  // the newest one, while it is under minSegment()) and trims the history
-  // to historyLimit(). A log of more than MAX_DELTA_POSITIONS positions,
-  // or a damaged row, ends the history: no delta reaches past it.
+  // fold writes the log rows past 'folded' as a history segment
+  // (History.fold). A log of more than MAX_DELTA_POSITIONS positions, or a
+  // damaged row, ends the history: no delta reaches past it.
   fold(payload) {
     if (this.seq === this.folded) return;
     const live = this.logPositions(this.folded, this.seq);
     if (!live) {
-      this.sql.exec('DELETE FROM history');
+      this.history.clear();
       return;
     }
-    let since = this.folded;
-    let positions = live.positions;
-    const [last] = this.sql
-      .exec(
-        'SELECT seq, since, sum(length(data)) AS bytes, sum(n) AS n FROM history GROUP BY seq ORDER BY seq DESC LIMIT 1',
-      )
-      .toArray();
-    if (last && last.seq === this.folded && last.bytes < minSegment(payload)) {
-      const both = new Uint32Array(last.n + positions.length);
-      if (this.segmentPositions(last.seq, both)) {
-        both.set(positions, last.n);
-        positions = both;
-        since = last.since;
-        this.sql.exec('DELETE FROM history WHERE seq = ?', last.seq);
-      }
-    }
-    positions = unique(positions);
-    for (let part = 0, at = 0; at < positions.length || part === 0; part++, at += PART_POSITIONS) {
-      const some = positions.subarray(at, at + PART_POSITIONS);
-      const data = encodeRice(some);
-      if (data.length > MAX_VALUE_BYTES) throw new Error(`shard: a history part is ${data.length} bytes`);
-      this.sql.exec(
-        'INSERT INTO history (seq, part, since, count, n, data, crc) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        this.seq,
-        part,
-        since,
-        live.count,
-        some.length,
-        data.buffer,
-        crc32(data),
-      );
-      this.bytesWritten += data.length;
-    }
-    // The newest segments while they fit historyLimit().
-    let kept = 0;
-    for (const row of this.sql.exec(
-      'SELECT seq, sum(length(data)) AS bytes FROM history GROUP BY seq ORDER BY seq DESC',
-    )) {
-      kept += row.bytes;
-      if (kept > historyLimit(payload)) {
-        this.sql.exec('DELETE FROM history WHERE seq <= ?', row.seq);
-        break;
-      }
-    }
-  }
-
-  // segmentPositions decodes the positions of the segment ending at seq
-  // into out; false when a part fails its CRC-32 or does not decode.
-  segmentPositions(seq, out) {
-    let at = 0;
-    for (const row of this.sql.exec('SELECT n, data, crc FROM history WHERE seq = ? ORDER BY part', seq)) {
-      const data = new Uint8Array(row.data);
-      if (crc32(data) !== row.crc || at + row.n > out.length) return false;
-      if (!decodeRice(data, 2, data.length, data[1], 2 ** 32, out.subarray(at, at + row.n))) return false;
-      at += row.n;
-    }
-    return true;
+    this.bytesWritten += this.history.fold(live, this.folded, this.seq, payload);
   }
 
   // logPositions returns the positions the log rows (since, to] set (as
@@ -356,26 +259,16 @@ export class Store {
   changes(since, maxBytes, to = this.seq) {
     if (since === to) return { n: 0 };
     if (since > to || to > this.seq) return null;
-    const segments = [];
+    let segments = [];
     let from = since;
     let total = 0;
     let count;
     // The log holds its rows from first on: the tail, then the rows past 'folded'.
     const [{ first }] = this.sql.exec('SELECT min(seq) AS first FROM log').toArray();
     if (since < this.folded && since + 1 < (first ?? this.seq + 1)) {
-      const rows = this.sql
-        .exec('SELECT seq, since, count, sum(n) AS n FROM history WHERE seq > ? GROUP BY seq ORDER BY seq', since)
-        .toArray();
-      for (const g of rows) {
-        if (from >= Math.min(to, this.folded)) break;
-        // Contiguous, from the one that holds since.
-        if (segments.length === 0 ? g.since > since : g.since !== from) return null;
-        segments.push(g);
-        from = g.seq;
-        total += g.n;
-        count = g.count;
-      }
-      if (from < Math.min(to, this.folded)) return null;
+      const run = this.history.run(since, Math.min(to, this.folded));
+      if (!run) return null;
+      ({ segments, from, total, count } = run);
     }
     let live = null;
     if (to > from && (segments.length === 0 || from >= this.folded)) {
@@ -390,7 +283,7 @@ export class Store {
       all = new Uint32Array(total);
       let at = 0;
       for (const g of segments) {
-        if (!this.segmentPositions(g.seq, all.subarray(at, at + g.n))) return null;
+        if (!this.history.positions(g.seq, all.subarray(at, at + g.n))) return null;
         at += g.n;
       }
       if (live) all.set(live.positions, at);
@@ -538,15 +431,9 @@ export class Store {
       tail: this.sql
         .exec('SELECT seq, length(data) AS bytes FROM log WHERE seq <= ? ORDER BY seq', this.folded)
         .toArray(),
-      history: this.sql
-        .exec('SELECT seq, since, sum(n) AS n, sum(length(data)) AS bytes FROM history GROUP BY seq ORDER BY seq')
-        .toArray(),
+      history: this.history.info(),
       seq: this.seq,
       epoch: this.epoch,
     };
   }
-}
-
-function payloadOf(filter) {
-  return filter.byteLength - HEADER_BYTES - TRAILER_BYTES;
 }
