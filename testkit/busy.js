@@ -4,6 +4,7 @@
 // request through as it is: a reader's retries, tested without loading a
 // front until it refuses. A refusal carries the page's Origin in
 // Access-Control-Allow-Origin, as the front's answers to a listed origin do.
+import assert from 'node:assert/strict';
 import http from 'node:http';
 import { onCleanup } from './process.js';
 
@@ -56,4 +57,18 @@ export async function busyProxy(target, { match = /^$/, refuse = 0, status = 503
   const close = () => new Promise((resolve) => server.close(resolve).closeAllConnections());
   onCleanup(close);
   return Object.assign(proxy, { url: `http://127.0.0.1:${server.address().port}`, close });
+}
+
+/**
+ * Asserts what a reader did with the proxy's refusals: a retry after each
+ * of them (its `retries`, as the examples record them), each waiting at
+ * least the Retry-After (1 s) and the back-off (1, 2, 4 s...), and at most
+ * half as much again (the jitter).
+ */
+export function assertRetried(retries, proxy) {
+  assert.deepEqual(
+    retries.map((r) => `${r.status} ${r.code}`),
+    proxy.refused.map(() => '503 busy'),
+  );
+  retries.forEach((r, i) => assert.ok(r.ms >= 1000 * 2 ** i && r.ms <= 1500 * 2 ** i, `wait ${i}: ${r.ms} ms`));
 }
