@@ -174,3 +174,23 @@ test('a busy service is retried after its Retry-After, not at the next period', 
   assert.equal(retried.keys, (await w.request('GET', `/v1/filters/${name}`)).json.total.count);
   await busy.close();
 });
+
+// A token for another filter: the page says what is wrong with it and what
+// to make instead, from the service's code (403 token_other_filter).
+test('a token the service refuses is named with what to do', { timeout }, async () => {
+  const { w, origin, chromium, name, query } = await setup;
+  const other = await w.request('POST', '/v1/tokens', { scope: 'read', filter: 'another', expiresIn: 600 });
+  assert.equal(other.status, 200);
+  const page = await chromium.context.newPage();
+  const token = new URLSearchParams(query).get('token');
+  await page.goto(`${origin}/examples/sync/index.html?${query.replace(token, other.json.token)}`);
+  const failed = await until(page, 'the sync with a token for another filter to fail', (s) => s.error);
+  assert.equal(failed.code, 'token_other_filter');
+  const status = await page.textContent('#status');
+  assert.ok(
+    status.includes('403 token_other_filter: the token is for another filter: make a read token for this one') &&
+      status.includes(`"filter": "${name}"`),
+    status,
+  );
+  await page.close();
+});

@@ -245,6 +245,18 @@ test(
   },
 );
 
+// A token that is no token: the badge's title says so, from the service's
+// code (401 token_malformed), with the last sync (never) and the keys (0).
+test('the sync extension names a refused token and what to do', { timeout }, async () => {
+  const { browser, worker } = await loadExtension({ token: 'eb1.not-a-token' });
+  const s = await synced(worker, 1);
+  assert.equal(s.code, 'token_malformed');
+  const title = await worker.evaluate(() => chrome.action.getTitle({}));
+  assert.match(title, /^sync failed: 401 token_malformed: the token is not a whole edgebloom token/);
+  assert.match(title, /Last synced never; 0 keys$/);
+  await browser.context.close();
+});
+
 test("the sync extension refuses an everyMinutes under Chrome's alarm floor, and says so", { timeout }, async () => {
   const { browser, worker: sw } = await loadExtension({ everyMinutes: 0.2 });
   const refused = await sw.evaluate(
