@@ -20,7 +20,7 @@ import { cp, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, test } from 'node:test';
 import { buildWorker, startWorker } from '../testkit/worker.js';
-import { cleanup, repoRoot, tempDir, timeout } from '../testkit/process.js';
+import { cleanup, freePort, repoRoot, tempDir, timeout } from '../testkit/process.js';
 import { launchChromium } from '../testkit/browser.js';
 import { copyPackageFiles } from './helpers.js';
 import { assertRetried, busyProxy } from '../testkit/busy.js';
@@ -244,6 +244,23 @@ test(
     await browser.context.close();
   },
 );
+
+// A service that does not answer at all (nothing listens on its port): the
+// badge says it cannot be reached, and a one-time alarm tries again in 30 s.
+test('the sync extension that cannot reach the service says so and comes back in 30 s', { timeout }, async () => {
+  const port = await freePort();
+  const { browser, worker } = await loadExtension({ service: `http://127.0.0.1:${port}` });
+  const s = await synced(worker, 1);
+  assert.equal(s.code, 'unreachable');
+  assert.match(s.error, new RegExp(`^cannot reach the service at http://127\\.0\\.0\\.1:${port}`));
+  const alarms = await worker.evaluate(() => chrome.alarms.getAll());
+  assert.deepEqual(alarms.map((a) => a.name).sort(), ['retry/1', 'sync']);
+  assert.match(
+    await worker.evaluate(() => chrome.action.getTitle({})),
+    /^sync failed \(again in 0\.5 min\): cannot reach/,
+  );
+  await browser.context.close();
+});
 
 // A token that is no token: the badge's title says so, from the service's
 // code (401 token_malformed), with the last sync (never) and the keys (0).

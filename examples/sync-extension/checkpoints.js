@@ -66,8 +66,14 @@ async function unreadable(url, err, fetchFn) {
     // down, or no route to it
   }
   const origin = new URL(url).origin;
+  // A service that is down (or restarting) is asked again after the
+  // longest back-off, as a busy one is after its last try.
   if (!up)
-    return new SyncError(`cannot reach the service at ${origin}: ${err.message}`, { code: 'unreachable', cause: err });
+    return new SyncError(`cannot reach the service at ${origin}: ${err.message}`, {
+      code: 'unreachable',
+      retryAfterMs: RETRY.maxMs,
+      cause: err,
+    });
   const where = globalThis.location;
   if (where?.protocol === 'chrome-extension:')
     return new SyncError(
