@@ -32,7 +32,7 @@ import { load, bytesOf, keepBase, keepDelta } from './store.js';
 /** Chrome runs an alarm at most every 30 s (chrome.alarms): a shorter everyMinutes is refused. */
 const ALARM_FLOOR_MINUTES = 0.5;
 // The one-time alarm after a sync that found the service still busy after
-// its retries: its Retry-After, or 30 s (Chrome's floor) doubled for each
+// its retries, or could not reach it: its Retry-After, or 30 s (Chrome's floor) doubled for each
 // such sync in a row, up to 8 min.
 const RETRY_MINUTES = { first: 0.5, max: 8 };
 
@@ -136,7 +136,8 @@ async function syncOnce() {
   self.state.lastSync = Date.now();
 }
 
-// busyStreak: the syncs in a row that found the service busy, carried by
+// busyStreak: the syncs in a row that found the service busy (or could not
+// reach it), carried by
 // the name of the one-time alarm that retries (retry/N), which outlives the
 // worker as the periodic one does.
 let busyStreak = 0;
