@@ -32,8 +32,8 @@ import { load, bytesOf, keepBase, keepDelta } from './store.js';
 /** Chrome runs an alarm at most every 30 s (chrome.alarms): a shorter everyMinutes is refused. */
 const ALARM_FLOOR_MINUTES = 0.5;
 // The one-time alarm after a sync that found the service still busy after
-// its retries, or could not reach it: its Retry-After, or 30 s (Chrome's floor) doubled for each
-// such sync in a row, up to 8 min.
+// its retries, or could not reach it: its Retry-After, or 30 s (Chrome's
+// floor) doubled for each such sync in a row, up to 8 min.
 const RETRY_MINUTES = { first: 0.5, max: 8 };
 
 let copy = null;
@@ -137,9 +137,8 @@ async function syncOnce() {
 }
 
 // busyStreak: the syncs in a row that found the service busy (or could not
-// reach it), carried by
-// the name of the one-time alarm that retries (retry/N), which outlives the
-// worker as the periodic one does.
+// reach it), carried by the name of the one-time alarm that retries
+// (retry/N), which outlives the worker as the periodic one does.
 let busyStreak = 0;
 async function retrySoon(err) {
   for (const a of await chrome.alarms.getAll()) if (a.name.startsWith('retry/')) await chrome.alarms.clear(a.name);
