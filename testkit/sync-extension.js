@@ -13,6 +13,7 @@ import path from 'node:path';
 import { buildWorker, startWorker } from './worker.js';
 import { repoRoot, tempDir } from './process.js';
 import { launchChromium, serve } from './browser.js';
+import { busyProxy } from './busy.js';
 
 // The processes under this one, by walking /proc's parent links.
 function descendants(root) {
@@ -98,17 +99,40 @@ export async function stopAndWake(context, worker) {
   await until(() => [...status.values()].includes('running'));
 }
 
+// settled resolves once the filter's latest checkpoint holds every key
+// added before the call: a checkpoint is published when "latest" is asked
+// for and an interval (1 s here) has passed, and "latest" is cached for
+// that long, so it is asked for until two answers a few intervals apart
+// name the same checkpoint.
+async function settled(w, name) {
+  let last = null;
+  for (let i = 0; i < 60; i++) {
+    await new Promise((r) => setTimeout(r, 1_500));
+    const res = await w.request('GET', `/v1/filters/${name}/checkpoints/latest`);
+    if (res.status === 200 && last?.checkpoint === res.json.checkpoint && i >= 2) return res.json;
+    if (res.status === 200) last = res.json;
+  }
+  throw new Error(`no checkpoint of ${name} settled: ${JSON.stringify(last)}`);
+}
+
 /**
  * Runs the extension against a filter of `keys` keys in `shards` shards
  * and returns what each step cost; `increments` are the new keys of each
- * sync after the first.
+ * sync after the first. The first sync is the one a new installation
+ * makes, on a fresh profile: the extension's requests go through a proxy
+ * that holds them (testkit/busy.js) until its process has started, its
+ * engine is loaded and it has asked for the latest checkpoint; its memory
+ * is the peak over what the process held then.
  */
 export async function measureSyncExtension({ keys, shards = 4, increments = [10_000, 100_000], log = () => {} }) {
   const dir = await tempDir('sync-extension');
   buildWorker(path.join(dir, 'bundle'));
-  const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), { port: 0 });
+  const w = await startWorker(path.join(dir, 'bundle'), path.join(dir, 'state'), {
+    port: 0,
+    bindings: { EDGEBLOOM_CHECKPOINT_SECONDS: '1' },
+  });
   try {
-    const service = new URL(w.url).origin;
+    const gate = await busyProxy(new URL(w.url).origin, { hold: true });
     const name = 'big';
     const put = await w.request('PUT', `/v1/filters/${name}`, { capacity: keys, errorRate: 0.01, shards });
     if (put.status !== 201) throw new Error(`PUT: ${put.status}`);
@@ -121,6 +145,7 @@ export async function measureSyncExtension({ keys, shards = 4, increments = [10_
       }
     };
     await add(keys - increments.reduce((a, b) => a + b, 0));
+    await settled(w, name);
     log(`filled with ${n} keys`);
     const minted = await w.request('POST', '/v1/tokens', { scope: 'read', filter: name, expiresIn: 3600 });
 
@@ -136,7 +161,7 @@ export async function measureSyncExtension({ keys, shards = 4, increments = [10_
     // everyMinutes: no alarm during the run; the syncs are the run's.
     await writeFile(
       path.join(ext, 'config.json'),
-      JSON.stringify({ service, filter: name, token: minted.json.token, everyMinutes: 600 }),
+      JSON.stringify({ service: gate.url, filter: name, token: minted.json.token, everyMinutes: 600 }),
     );
     const manifest = JSON.parse(await readFile(path.join(ext, 'manifest.json'), 'utf8'));
     manifest.host_permissions = ['http://127.0.0.1/*'];
@@ -157,6 +182,9 @@ export async function measureSyncExtension({ keys, shards = 4, increments = [10_
           const real = IDBObjectStore.prototype[op];
           IDBObjectStore.prototype[op] = function (...args) {
             self.idbWrites.calls++;
+            // A Blob's clone is a handle: its bytes go from the browser's
+            // blob storage to IndexedDB's, not through the transaction.
+            if (args[0] instanceof Blob) self.idbWrites.bytes += args[0].size;
             if (args[0] instanceof Uint8Array) {
               self.idbWrites.bytes += args[0].byteLength;
               const tx = (held.get(this.transaction) ?? 0) + args[0].buffer.byteLength;
@@ -167,6 +195,7 @@ export async function measureSyncExtension({ keys, shards = 4, increments = [10_
           };
         }
       });
+    const writes = () => worker.evaluate(() => ({ ...self.idbWrites }));
     // One sync in the worker: its time, what it fetched and wrote.
     const sync = () =>
       peakOver(() =>
@@ -192,35 +221,42 @@ export async function measureSyncExtension({ keys, shards = 4, increments = [10_
       return Object.values(mine).length === theirs.length && Object.values(mine).every((b, i) => b === theirs[i]);
     };
 
-    // The first sync runs as the worker starts: wait for it, and redo the
-    // measurement on a sync that fetches the snapshot again, which is what
-    // a first sync costs beside the start.
-    await worker.evaluate(() =>
-      self.ready.then(() => self.state.syncs || new Promise((r) => self.addEventListener('synced', r, { once: true }))),
-    );
+    // The first sync, as the worker of a new installation makes it: held
+    // at its first request, which it sends once its engine is loaded.
+    for (let i = 0; gate.held === 0; i++) {
+      if (i > 600) throw new Error('the extension sent no request in 60 s');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     await countWrites();
     const out = { keys, shards, filterBytes: (await snapshot()).length, increments: [] };
-    out.first = await peakOver(() =>
-      worker.evaluate(async () => {
-        const t0 = performance.now();
-        const before = { ...self.idbWrites };
-        self.idbWrites.txBytes = 0;
-        const s = await self.resync();
-        return {
-          txBytes: self.idbWrites.txBytes,
-          ms: performance.now() - t0,
-          error: s.error,
-          format: s.formats.at(-1),
-          writes: self.idbWrites.calls - before.calls,
-          bytesWritten: self.idbWrites.bytes - before.bytes,
-        };
-      }),
-    ).then(([r, peak]) => ({ ...r, peak }));
-    log(`first sync: ${JSON.stringify(out.first)}`);
+    const pid = extensionProcess();
+    out.rssBefore = pid ? rss(pid) : null;
+    out.first = await peakOver(async () => {
+      const t0 = Date.now();
+      gate.release();
+      const s = await worker.evaluate(() =>
+        self.state.syncs || self.state.error
+          ? self.state
+          : new Promise((r) => self.addEventListener('synced', () => r(self.state), { once: true })),
+      );
+      const w1 = await writes();
+      return {
+        ms: Date.now() - t0,
+        error: s.error,
+        format: s.formats.at(-1),
+        bytes: s.bytes,
+        writes: w1.calls,
+        bytesWritten: w1.bytes,
+        txBytes: w1.txBytes,
+      };
+    }).then(([r, peak]) => ({ ...r, peak }));
+    out.first.same = await same();
+    log(`first sync: ${JSON.stringify(out.first)}, the process at ${out.rssBefore} B before`);
     out.idle = await sync();
     log(`nothing new: ${JSON.stringify(out.idle)}`);
     for (const count of increments) {
       await add(count);
+      await settled(w, name);
       const r = await sync();
       out.increments.push({ keys: count, ...r, same: await same() });
       log(`${count} new keys: ${JSON.stringify(out.increments.at(-1))}`);

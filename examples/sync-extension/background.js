@@ -1,8 +1,9 @@
 // The extension's service worker: keeps a copy of one filter of an
-// edgebloom service (worker/) in IndexedDB, brought up to date by
-// GET /v1/filters/{name}/changes?since=CURSOR on an alarm, and puts
-// "seen" on the badge of a page whose URL the copy holds. Lookups never
-// leave the browser; a sync fetches only the bits set since the last one.
+// edgebloom service (worker/) in IndexedDB, brought up to date on an alarm
+// through the filter's checkpoints (checkpoints.js: the latest checkpoint,
+// then the delta from the copy's, or its snapshot, all of them answers the
+// edge cache serves to every reader), and puts "seen" on the badge of a
+// page whose URL the copy holds. Lookups never leave the browser.
 //
 // config.json names the service, the filter and a read token: a token that
 // can read that filter and nothing else (worker/README.md, "Tokens"), never
@@ -10,203 +11,147 @@
 // host permission for it (manifest.json), so it needs no CORS setting.
 //
 // Chrome stops an idle worker after 30 s and its module state goes with it:
-// the copy and its cursor are read back from IndexedDB at each start, and
-// the alarm, which outlives the worker, wakes it for the next sync.
-// Service workers reject dynamic import() and top-level await: the imports
-// are static, and the start is a promise every event waits on.
+// the copy and its checkpoint are read back from IndexedDB at each start
+// (store.js), and the alarm, which outlives the worker, wakes it for the
+// next sync. A busy service (503, 429) is retried within the sync after its
+// Retry-After; when it stays busy, a one-time alarm retries soon after, not
+// at the next period. Service workers reject dynamic import() and
+// top-level await: the imports are static, and the start is a promise
+// every event waits on.
 //
 // A sync writes what changed: the delta it applied, as the service sent it
 // (nothing at all when nothing was new); the copy's whole encoding is
 // written again only when the deltas kept pass half of it, or when the
-// service sent a snapshot. A start loads the encoding and applies the
-// deltas kept since.
+// service sent a snapshot, which goes to IndexedDB as the Blob it arrived
+// in (store.js).
 /* global chrome */
-import { init, fromBytes, applyDelta } from './edgebloom/index.js';
+import { init, fromBytes, applyDelta, canonicalURL } from './edgebloom/index.js';
+import { nextSync, readBody, readBlob, SyncError } from './checkpoints.js';
+import { load, bytesOf, keepBase, keepDelta } from './store.js';
 
-// IndexedDB, one object store, per filter name NAME:
-//   NAME                {cursor, base: {cursor, gen, pieces, bytes}, deltas, deltaBytes}
-//   NAME/base/G/IIIIII  piece I of the copy's encoding at base.cursor, written as generation G
-//   NAME/delta/JJJJJJ   the J-th delta applied since, as the service sent it
-const PIECE_BYTES = 1 << 20;
-// The largest answer read into a buffer of its stated length (a 1 G-key filter at 1 % is 1.2 GB).
-const MAX_ANSWER_BYTES = 2 ** 31;
-const key = (filter, kind, i) => `${filter}/${kind}/${String(i).padStart(6, '0')}`;
-const range = (filter, kind) => IDBKeyRange.bound(`${filter}/${kind}/`, `${filter}/${kind}/\uffff`);
-
-let opening;
-function idb(mode, op) {
-  opening ??= new Promise((resolve, reject) => {
-    const req = indexedDB.open('edgebloom-sync', 3);
-    req.onupgradeneeded = () => {
-      // Versions 1 and 2 kept the encoding in other keys: start again.
-      if (req.result.objectStoreNames.contains('copies')) req.result.deleteObjectStore('copies');
-      req.result.createObjectStore('copies');
-    };
-    req.onsuccess = () => resolve(req.result);
-    req.onerror = () => {
-      opening = undefined;
-      reject(req.error);
-    };
-  });
-  return opening.then(
-    (db) =>
-      new Promise((resolve, reject) => {
-        const tx = db.transaction('copies', mode);
-        const req = op(tx.objectStore('copies'));
-        tx.oncomplete = () => resolve(req?.result);
-        tx.onerror = tx.onabort = () => reject(tx.error ?? new Error('IndexedDB transaction aborted'));
-      }),
-  );
-}
-
-// load reads the copy back: its encoding piece by piece into one buffer
-// (no second copy of the pieces is held), then the deltas kept since.
-async function load(filter) {
-  const meta = await idb('readonly', (s) => s.get(filter));
-  if (!meta) return null;
-  const encoding = new Uint8Array(meta.base.bytes);
-  let at = 0;
-  await idb('readonly', (s) => {
-    s.openCursor(range(filter, `base/${meta.base.gen}`)).onsuccess = (e) => {
-      const c = e.target.result;
-      if (!c) return;
-      encoding.set(c.value, at);
-      at += c.value.length;
-      c.continue();
-    };
-  });
-  if (at !== encoding.length) throw new Error(`the saved copy of ${filter} is ${at} bytes, not ${encoding.length}`);
-  const f = fromBytes(encoding);
-  const deltas = await idb('readonly', (s) => s.getAll(range(filter, 'delta')));
-  let c = meta.base.cursor;
-  for (const d of deltas) c = applyDelta(f, d, c);
-  return { filter: f, cursor: c, meta };
-}
-
-// rebase writes encoding (the copy's bytes at cursor) as the new base: each
-// piece in a transaction of its own, under a generation the record does not
-// name yet, then the record naming it, in the transaction that drops the
-// other generations and the deltas kept. A piece is put as a copy of its
-// bytes, not as a view: a view's structured clone is its whole buffer.
-// One piece's clone is held at a time, not the whole encoding's.
-async function rebase(filter, encoding, cursor) {
-  const pieces = Math.ceil(encoding.length / PIECE_BYTES);
-  const gen = (saved?.base.gen ?? 0) + 1;
-  const mine = range(filter, `base/${gen}`);
-  for (let i = 0; i < pieces; i++) {
-    await idb('readwrite', (s) => {
-      if (i === 0) s.delete(mine); // what a write of this generation left unfinished
-      s.put(encoding.slice(i * PIECE_BYTES, (i + 1) * PIECE_BYTES), key(filter, `base/${gen}`, i));
-    });
-  }
-  const next = { cursor, base: { cursor, gen, pieces, bytes: encoding.length }, deltas: 0, deltaBytes: 0 };
-  await idb('readwrite', (s) => {
-    s.delete(IDBKeyRange.bound(`${filter}/base/`, mine.lower, false, true));
-    s.delete(IDBKeyRange.bound(mine.upper, `${filter}/base/\uffff`, true, false));
-    s.delete(range(filter, 'delta'));
-    return s.put(next, filter);
-  });
-  saved = next;
-}
+/** Chrome runs an alarm at most every 30 s (chrome.alarms): a shorter everyMinutes is refused. */
+const ALARM_FLOOR_MINUTES = 0.5;
+// The one-time alarm after a sync that found the service still busy after
+// its retries, or could not reach it: its Retry-After, or 30 s (Chrome's
+// floor) doubled for each such sync in a row, up to 8 min.
+const RETRY_MINUTES = { first: 0.5, max: 8 };
 
 let copy = null;
-let cursor = null;
 // What IndexedDB holds for the copy: the record under the filter's name.
 let saved = null;
 /**
  * What the syncs since this start did; a 'synced' event on self follows
- * each. readyMs: how long the start took (the engine, the copy read back).
+ * each. readyMs: how long the start took (the engine, the copy read back);
+ * keys: the copy's count; lastSync: when a sync last worked (ms since the
+ * epoch, kept in IndexedDB's record); retries: the waits on a busy service.
  */
-self.state = { syncs: 0, formats: [], bytes: 0, fromStorage: false, readyMs: null, error: null, code: null };
+self.state = {
+  syncs: 0,
+  formats: [],
+  bytes: 0,
+  fromStorage: false,
+  readyMs: null,
+  error: null,
+  code: null,
+  keys: null,
+  lastSync: null,
+  retries: [],
+};
 const started = performance.now();
 
-/** The configuration, once the engine started and the saved copy (if any) is loaded. */
+// checkConfig refuses what Chrome or the service would not take, with the field's name.
+function checkConfig(c) {
+  const bad = (msg) => {
+    throw new SyncError(`config.json: ${msg}`, { code: 'bad_config' });
+  };
+  if (!/^https?:\/\//.test(c.service ?? ''))
+    bad(`"service" must be the service's http(s) URL, got ${JSON.stringify(c.service)}`);
+  if (typeof c.filter !== 'string' || !c.filter) bad('"filter" must name the filter');
+  if (typeof c.token !== 'string' || !c.token) bad('"token" must be a read token for the filter');
+  if (typeof c.everyMinutes !== 'number' || !(c.everyMinutes >= ALARM_FLOOR_MINUTES))
+    bad(
+      `"everyMinutes" is ${JSON.stringify(c.everyMinutes)}: Chrome runs an alarm at most every ${ALARM_FLOOR_MINUTES} minutes (30 s), so it must be ${ALARM_FLOOR_MINUTES} or more`,
+    );
+  if (c.canonicalize !== undefined && typeof c.canonicalize !== 'boolean') bad('"canonicalize" must be true or false');
+  return c;
+}
+
+const keysOf = (f) => f.stats().count;
+
+/** The configuration, once the engine started and the saved copy (if any) is loaded; rejects on a bad config.json. */
 self.ready = (async () => {
-  const config = await (await fetch(chrome.runtime.getURL('config.json'))).json();
+  const config = checkConfig(await (await fetch(chrome.runtime.getURL('config.json'))).json());
   await init();
   const got = await load(config.filter);
   if (got) {
-    ({ filter: copy, cursor, meta: saved } = got);
-    self.state.fromStorage = true;
+    ({ filter: copy, saved } = got);
+    Object.assign(self.state, { fromStorage: true, keys: keysOf(copy), lastSync: saved.savedAt ?? null });
   }
   self.state.readyMs = performance.now() - started;
   // The alarm outlives the worker: made once, not at every start (which
   // would push the next sync back each time the worker wakes).
-  if (!(await chrome.alarms.get('sync'))) {
+  const alarm = await chrome.alarms.get('sync');
+  if (alarm?.periodInMinutes !== config.everyMinutes) {
     await chrome.alarms.create('sync', { periodInMinutes: config.everyMinutes });
   }
   return config;
 })();
 
-// body reads an answer into one buffer of its Content-Length, chunk by
-// chunk as they arrive; res.arrayBuffer() holds the chunks and the buffer
-// it copies them into at once. An answer with no length (or a coded one)
-// is read with res.arrayBuffer().
-async function body(res) {
-  const length = res.headers.get('Content-Length');
-  const n = Number(length);
-  if (length === null || res.headers.has('Content-Encoding') || !Number.isSafeInteger(n) || n > MAX_ANSWER_BYTES) {
-    return new Uint8Array(await res.arrayBuffer());
-  }
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const reader = res.body.getReader(); ;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (value.length > n - at) {
-      await reader.cancel();
-      throw new Error(`the answer is longer than its Content-Length, ${n} bytes`);
-    }
-    out.set(value, at);
-    at += value.length;
-  }
-  if (at !== n) throw new Error(`the answer is ${at} bytes, not its Content-Length, ${n}`);
-  return out;
-}
+const show = (text, title) => Promise.all([chrome.action.setBadgeText({ text }), chrome.action.setTitle({ title })]);
 
 async function syncOnce() {
-  const { service, filter, token } = await self.ready;
-  const since = cursor ? `?since=${encodeURIComponent(cursor)}` : '';
-  const res = await fetch(`${service.replace(/\/$/, '')}/v1/filters/${encodeURIComponent(filter)}/changes${since}`, {
-    headers: { Authorization: `Bearer ${token}` },
-  });
-  if (!res.ok) {
-    // token_expired, token_bad_signature, token_other_filter, ...: the
-    // code says what to do; the copy stays as it is until a sync works.
-    const { error } = await res.json().catch(() => ({ error: { code: 'unknown', message: res.statusText } }));
-    throw Object.assign(new Error(`${res.status} ${error.code}: ${error.message}`), { code: error.code });
-  }
-  const bytes = await body(res);
-  const format = res.headers.get('X-Edgebloom-Format');
-  if (format === 'delta') {
-    const since = cursor;
-    cursor = applyDelta(copy, bytes, cursor);
-    // A delta of no records (bytes 40-43): nothing new, nothing to write.
-    if (new DataView(bytes.buffer).getUint32(40, true) > 0) {
-      if (saved.deltaBytes + bytes.length > saved.base.bytes / 2) {
-        await rebase(filter, copy.toBytes(), cursor);
-      } else {
-        const j = saved.deltas;
-        saved = { ...saved, cursor, deltas: j + 1, deltaBytes: saved.deltaBytes + bytes.length };
-        await idb('readwrite', (s) => {
-          s.put(bytes, key(filter, 'delta', j));
-          return s.put(saved, filter);
-        });
-      }
-    } else if (cursor !== since) {
-      throw new Error('a delta of no records moved the cursor');
-    }
-  } else {
-    // The first sync, or the service could not give a delta (X-Edgebloom-Resync).
+  const config = await self.ready;
+  const { filter } = config;
+  const onWait = ({ ms, status, code, attempt }) => {
+    self.state.retries.push({ ms, status, code });
+    // An extension API call also keeps the worker alive through the wait.
+    return show('…', `the service is busy (${status} ${code}): try ${attempt + 1} in ${(ms / 1000).toFixed(1)} s`);
+  };
+  const { latest, kind, res } = await nextSync(config, saved?.at ?? null, { onWait });
+  const at = { generation: latest.generation, checkpoint: latest.checkpoint, cursor: latest.cursor };
+  let fetched = 0;
+  if (kind === 'delta') {
+    const bytes = await readBody(res);
+    fetched = bytes.length;
+    applyDelta(copy, bytes, saved.at.cursor);
+    if (saved.deltaBytes + bytes.length > saved.base.bytes / 2) {
+      saved = await keepBase(filter, saved, new Blob([copy.toBytes()]), at);
+    } else saved = await keepDelta(filter, saved, bytes, at);
+  } else if (kind === 'snapshot') {
+    // The first sync, another generation, or a checkpoint too old (410):
+    // the answer goes from the network to a Blob (the browser's storage)
+    // and to IndexedDB as it is; the engine loads it from the one buffer
+    // it is read into here.
+    const blob = await readBlob(res);
+    fetched = blob.size;
+    const next = fromBytes(await bytesOf(blob, blob.size));
+    saved = await keepBase(filter, saved, blob, at);
     copy?.free();
-    copy = fromBytes(bytes);
-    cursor = res.headers.get('X-Edgebloom-Cursor');
-    await rebase(filter, bytes, cursor);
+    copy = next;
   }
   self.state.syncs++;
-  self.state.formats.push(format);
-  self.state.bytes += bytes.length;
+  self.state.formats.push(res ? res.headers.get('X-Edgebloom-Format') : 'none');
+  self.state.bytes += fetched;
+  self.state.keys = keysOf(copy);
+  self.state.lastSync = Date.now();
 }
+
+// busyStreak: the syncs in a row that found the service busy (or could not
+// reach it), carried by the name of the one-time alarm that retries
+// (retry/N), which outlives the worker as the periodic one does.
+let busyStreak = 0;
+async function retrySoon(err) {
+  for (const a of await chrome.alarms.getAll()) if (a.name.startsWith('retry/')) await chrome.alarms.clear(a.name);
+  if (err?.retryAfterMs === null || err?.retryAfterMs === undefined) return '';
+  const minutes = Math.min(
+    RETRY_MINUTES.max,
+    Math.max(err.retryAfterMs / 60_000, RETRY_MINUTES.first * 2 ** busyStreak),
+  );
+  await chrome.alarms.create(`retry/${busyStreak + 1}`, { delayInMinutes: minutes });
+  return ` (again in ${minutes} min)`;
+}
+
+const when = (ms) => (ms ? new Date(ms).toLocaleString() : 'never');
 
 // One sync at a time: an alarm during a sync joins it.
 let syncing = null;
@@ -214,17 +159,20 @@ let syncing = null;
 self.sync = () =>
   (syncing ??= syncOnce()
     .then(
-      () => {
+      async () => {
         self.state.error = self.state.code = null;
-        return chrome.action.setBadgeText({ text: '' });
+        await retrySoon(null);
+        busyStreak = 0;
+        return show('', `${self.state.keys} keys, last synced ${when(self.state.lastSync)}`);
       },
-      (err) => {
+      async (err) => {
         self.state.error = err.message;
         self.state.code = err.code ?? null;
-        return Promise.all([
-          chrome.action.setBadgeText({ text: '!' }),
-          chrome.action.setTitle({ title: `sync failed: ${err.message}` }),
-        ]);
+        const next = await retrySoon(err);
+        return show(
+          '!',
+          `sync failed${next}: ${err.message}. Last synced ${when(self.state.lastSync)}; ${self.state.keys ?? 0} keys`,
+        );
       },
     )
     .then(() => {
@@ -233,16 +181,16 @@ self.sync = () =>
       return self.state;
     }));
 
-/** Loads the copy again from the service's snapshot, and syncs from there. */
+/** Loads the copy again from the checkpoint's snapshot, and syncs from there. */
 self.resync = async () => {
   await syncing;
-  cursor = null;
+  if (saved) saved = { ...saved, at: null };
   return self.sync();
 };
 
 /** Which of urls the copy holds (false for all before the first sync). */
 self.has = async (urls) => {
-  await self.ready;
+  await self.ready.catch(() => {});
   return copy ? copy.hasMany(urls) : urls.map(() => false);
 };
 
@@ -251,13 +199,35 @@ self.bytes = () => copy?.toBytes();
 
 // Listeners are added at the top level, synchronously, so that the event
 // that wakes a stopped worker reaches them.
-chrome.alarms.onAlarm.addListener(({ name }) => name === 'sync' && self.sync());
+chrome.alarms.onAlarm.addListener(({ name }) => {
+  if (name.startsWith('retry/')) busyStreak = Number(name.slice(6));
+  if (name === 'sync' || name.startsWith('retry/')) self.sync();
+});
+// The URL looked up is the tab's, as Chrome reports it (after redirects;
+// scheme and host lower-cased, the fragment kept), or its canonicalURL when
+// config.json says "canonicalize": true, as a filter made with
+// "canonicalize" holds its keys.
 chrome.webNavigation.onCompleted.addListener(async ({ tabId, frameId, url }) => {
   if (frameId !== 0 || !/^https?:/.test(url)) return;
-  const [known] = await self.has([url]);
+  const { canonicalize } = await self.ready.catch(() => ({}));
+  let key = url;
+  try {
+    if (canonicalize) key = canonicalURL(url);
+  } catch {
+    return; // no URL the service would have taken
+  }
+  const [known] = await self.has([key]);
   await chrome.action.setBadgeText({ tabId, text: known ? 'seen' : '' });
 });
 
 // With nothing saved (the first start after installation), sync now
-// rather than at the first alarm.
-self.ready.then(() => copy || self.sync());
+// rather than at the first alarm. A config.json Chrome or the service
+// would refuse is said on the badge, and nothing syncs.
+self.ready.then(
+  () => copy || self.sync(),
+  (err) => {
+    Object.assign(self.state, { error: err.message, code: err.code ?? 'bad_config' });
+    self.dispatchEvent(new Event('synced'));
+    return show('!', err.message);
+  },
+);

@@ -12,17 +12,22 @@
 // nothing else, so every browser that keeps a copy holds no more than that.
 //
 // An app imports 'edgebloom' (its bundler resolves it); this page is served
-// with the package's js/ at /js/.
+// with the package's js/ at /js/, and examples/ beside it: the requests to
+// the service, their retries and the words of a failure are the
+// extension's (../sync-extension/checkpoints.js), for a page as for it.
 import { init, fromBytes, applyDelta } from '/js/index.js';
+import { nextSync, readBody } from '../sync-extension/checkpoints.js';
 
 const params = new URLSearchParams(location.search);
-const service = (params.get('service') ?? '').replace(/\/$/, '');
-const token = params.get('token') ?? '';
-const name = params.get('filter') ?? 'crawl';
+const config = {
+  service: params.get('service') ?? location.origin,
+  token: params.get('token') ?? '',
+  filter: params.get('filter') ?? 'crawl',
+};
 const every = Number(params.get('every') ?? 30_000);
 const status = document.getElementById('status');
 
-// IndexedDB: one record a filter name, {bytes, at}.
+// IndexedDB: one record a filter name, {bytes, at, savedAt}.
 const db = new Promise((resolve, reject) => {
   const open = indexedDB.open('edgebloom-sync', 1);
   open.onupgradeneeded = () => open.result.createObjectStore('copies');
@@ -41,74 +46,79 @@ async function idb(mode, op) {
 let copy = null;
 // The checkpoint the copy is at: {generation, checkpoint, cursor}.
 let at = null;
-const state = { syncs: 0, formats: [], bytes: 0, fromStorage: false, error: null };
-
-async function get(path) {
-  const res = await fetch(`${service}/v1/filters/${encodeURIComponent(name)}/checkpoints/${path}`, {
-    headers: { Authorization: `Bearer ${token}` },
-  });
-  if (!res.ok && res.status !== 410) {
-    // token_expired, token_bad_signature, token_other_filter, ...: the
-    // error's code says what to do (worker/README.md, "Tokens").
-    const { error } = await res.json().catch(() => ({ error: { code: 'unknown', message: res.statusText } }));
-    throw Object.assign(new Error(`GET ${path}: ${res.status} ${error.code}: ${error.message}`), { code: error.code });
-  }
-  return res;
-}
+/**
+ * What the page did: keys is the copy's count, lastSync when a sync last
+ * worked (ms since the epoch; the saved copy's time after a reload),
+ * retries the waits on a busy service, error and code the last failure's.
+ */
+const state = {
+  syncs: 0,
+  formats: [],
+  bytes: 0,
+  fromStorage: false,
+  error: null,
+  code: null,
+  keys: null,
+  lastSync: null,
+  retries: [],
+};
+const when = (ms) => (ms ? new Date(ms).toLocaleTimeString() : 'never');
+const show = (text) => (status.textContent = `${text} Last synced: ${when(state.lastSync)}; ${state.keys ?? 0} keys.`);
 
 async function sync() {
-  const latest = await (await get('latest')).json();
-  const same = at && at.generation === latest.generation;
-  let format = 'none';
+  const onWait = ({ ms, status: s, code, attempt }) => {
+    state.retries.push({ ms, status: s, code });
+    show(`The service is busy (${s} ${code}): try ${attempt + 1} in ${(ms / 1000).toFixed(1)} s.`);
+  };
+  const { latest, kind, res } = await nextSync(config, at, { onWait });
   let bytes = new Uint8Array(0);
-  if (same && at.checkpoint === latest.checkpoint) {
-    // Nothing new since the copy's checkpoint.
-  } else {
-    const base = `${latest.generation}/${latest.checkpoint}`;
-    let res = same && at.checkpoint >= latest.oldest ? await get(`${base}/delta?from=${at.checkpoint}`) : null;
-    if (res?.ok) {
-      bytes = new Uint8Array(await res.arrayBuffer());
-      applyDelta(copy, bytes, at.cursor);
-    } else {
+  if (kind !== 'none') {
+    bytes = await readBody(res);
+    if (kind === 'delta') applyDelta(copy, bytes, at.cursor);
+    else {
       // The first sync, another generation, or a checkpoint too old (410).
-      res = await get(`${base}/snapshot`);
-      bytes = new Uint8Array(await res.arrayBuffer());
+      const next = fromBytes(bytes);
       copy?.free();
-      copy = fromBytes(bytes);
+      copy = next;
     }
-    format = res.headers.get('X-Edgebloom-Format');
     at = { generation: latest.generation, checkpoint: latest.checkpoint, cursor: latest.cursor };
-    await idb('readwrite', (s) => s.put({ bytes: copy.toBytes(), at }, name));
-    state.formats.push(format);
+    await idb('readwrite', (s) => s.put({ bytes: copy.toBytes(), at, savedAt: Date.now() }, config.filter));
+    state.formats.push(res.headers.get('X-Edgebloom-Format'));
     state.bytes += bytes.length;
   }
   state.syncs++;
-  status.textContent = `${state.syncs} syncs (last: ${format}, ${bytes.length} bytes); ${copy.count} keys`;
+  // stats() has the count for every kind of copy, a ShardedBloomFilter's too.
+  state.keys = copy.stats().count;
+  state.lastSync = Date.now();
+  show(`${state.syncs} syncs (the last: ${kind}, ${bytes.length} bytes).`);
 }
 
 async function main() {
   await init();
-  const saved = await idb('readonly', (s) => s.get(name));
+  const saved = await idb('readonly', (s) => s.get(config.filter));
   if (saved) {
     copy = fromBytes(saved.bytes);
     at = saved.at;
-    state.fromStorage = true;
+    Object.assign(state, { fromStorage: true, keys: copy.stats().count, lastSync: saved.savedAt ?? null });
   }
   const tick = async () => {
+    let next = every;
     try {
       await sync();
-      state.error = null;
+      state.error = state.code = null;
     } catch (err) {
-      state.error = String(err);
-      status.textContent = `sync failed, will retry: ${err.message}`;
+      Object.assign(state, { error: err.message, code: err.code ?? null });
+      // Still busy after the retries: again after its Retry-After, not a whole period.
+      next = err.retryAfterMs ?? every;
+      show(`Sync failed: ${err.message}. Next try in ${(next / 1000).toFixed(1)} s.`);
     }
-    setTimeout(tick, every);
+    setTimeout(tick, next);
   };
   await tick();
   document.getElementById('check').onsubmit = (e) => {
     e.preventDefault();
     const key = document.getElementById('key').value;
-    document.getElementById('answer').textContent = copy.has(key) ? 'probably seen' : 'certainly not seen';
+    document.getElementById('answer').textContent = copy?.has(key) ? 'probably seen' : 'certainly not seen';
   };
 }
 

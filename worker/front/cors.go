@@ -126,7 +126,8 @@ func (s *Server) cors(w http.ResponseWriter, r *http.Request) (http.ResponseWrit
 }
 
 // exposeWriter lists the answer's own headers that a page needs
-// (X-Edgebloom-Format, -Cursor, -Resync, ...; Content-Disposition) in
+// (X-Edgebloom-Format, -Cursor, -Resync, ...; Content-Disposition; the
+// Retry-After of a busy answer, which a page's retry waits) in
 // Access-Control-Expose-Headers as the status is written, so that every
 // X-Edgebloom-* header an endpoint sends is readable, and no other.
 type exposeWriter struct {
@@ -140,7 +141,7 @@ func (e *exposeWriter) WriteHeader(status int) {
 		h := e.Header()
 		var names []string
 		for name := range h {
-			if strings.HasPrefix(name, "X-Edgebloom-") || name == "Content-Disposition" {
+			if strings.HasPrefix(name, "X-Edgebloom-") || name == "Content-Disposition" || name == "Retry-After" {
 				names = append(names, name)
 			}
 		}
