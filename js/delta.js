@@ -73,6 +73,8 @@ function appendVarint(out, v) {
   out.push(v);
 }
 
+const B64URL = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
 /** Reads the service's X-Edgebloom-Cursor token: {generation, shards: [{epoch, position}]}. */
 export function parseCursor(token) {
   const bad = () =>
@@ -87,6 +89,12 @@ export function parseCursor(token) {
     !/^[A-Za-z0-9_-]+$/.test(token)
   )
     throw bad();
+  // One spelling, as Go's base64.RawURLEncoding.Strict(): no bits set after
+  // the last byte (a last character of a 2- or 3-character group carries 4
+  // or 2 of them).
+  const tail = token.length % 4;
+  const last = B64URL.indexOf(token[token.length - 1]);
+  if (tail === 1 || (tail === 2 && last & 0xf) || (tail === 3 && last & 0x3)) throw bad();
   let bin;
   try {
     bin = atob(token.replace(/-/g, '+').replace(/_/g, '/'));

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { init, BloomFilter, ShardedBloomFilter, applyDelta, fromBytes } from 'edgebloom';
 import { crawlerURLs, routerBytes } from './helpers.js';
 import { encodeRice, decodeRice } from '../rice.js';
+import { formatCursor, parseCursor } from '../delta.js';
 
 before(() => init());
 
@@ -22,6 +23,14 @@ function crc32(bytes) {
 function varint(out, v) {
   for (; v >= 0x80; v = Math.floor(v / 128)) out.push((v % 128) | 0x80);
   out.push(v);
+}
+
+// The same bytes as token with the unused low bits of its last character
+// set (a token of 4n + 2 or 4n + 3 characters has 4 or 2 of them).
+function otherSpelling(token) {
+  const abc = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const last = abc.indexOf(token.at(-1));
+  return token.slice(0, -1) + abc[last | 1];
 }
 
 // The service, played in JS: shards whose adds are logged as the bits they
@@ -228,4 +237,19 @@ test('Rice-coded positions take near their entropy and decode back', () => {
     assert.deepEqual(back, positions);
     assert.equal(decodeRice(body, 2, body.length - 1, body[1], m, back), false, 'cut short');
   }
+});
+
+test("a cursor is read in one spelling, as Go's ParseCursor reads it", () => {
+  let spare = 0;
+  for (let s = 1; s <= 4; s++) {
+    for (const position of [0, 5, 300, 70000, 2 ** 40]) {
+      const cur = { generation: 7 + s, shards: Array.from({ length: s }, (_, i) => ({ epoch: i, position })) };
+      const token = formatCursor(cur);
+      assert.deepEqual(parseCursor(token), cur);
+      if (token.length % 4 === 0) continue;
+      spare++;
+      assert.throws(() => parseCursor(otherSpelling(token)), { code: 'ERR_ARG' }, token);
+    }
+  }
+  assert.ok(spare >= 5, `only ${spare} cursors had spare bits`);
 });
