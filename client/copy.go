@@ -49,10 +49,10 @@ type CopyOptions struct {
 	// filter, generation, cursor and checkpoint it holds. NewCopy loads
 	// them, so a copy resumes where it stopped; each Sync that changes the
 	// copy writes both, each atomically (bloom.WriteFile), the snapshot
-	// first: a crash between the two leaves a cursor behind its snapshot,
-	// never ahead, which costs the next sync a few bits set again. Not on
-	// js and wasip1, where package bloom writes no files: NewCopy refuses a
-	// Path there.
+	// first: a crash between the two leaves the cursor of an older state
+	// beside the newer snapshot, which costs the next sync a few bits set
+	// again. Not on js and wasip1, where package bloom writes no files:
+	// NewCopy refuses a Path there.
 	Path string
 }
 
