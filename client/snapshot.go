@@ -67,26 +67,16 @@ type download struct {
 // getBinary GETs a binary answer and reads it whole; an answer cut short is
 // asked for again, as the retry policy allows.
 func (c *Client) getBinary(ctx context.Context, path, rawQuery string) (*download, error) {
-	for attempt := 1; ; attempt++ {
-		res, err := c.send(ctx, http.MethodGet, path, rawQuery, nil, nil)
-		if err != nil {
-			return nil, err
-		}
+	var d download
+	err := c.exchange(ctx, http.MethodGet, path, rawQuery, "", nil, nil, func(res *http.Response) error {
 		body, err := readBody(res, maxSnapshotBytes)
-		if err == nil {
-			return &download{body, res.Header}, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		err = fmt.Errorf("client: GET %s: %w", path, err)
-		if errors.Is(err, errTooLarge) || attempt >= c.retry.Attempts {
-			return nil, err
-		}
-		if !c.sleep(ctx.Done(), c.backoff(attempt)) {
-			return nil, ctx.Err()
-		}
+		d = download{body, res.Header}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return &d, nil
 }
 
 var errTooLarge = errors.New("answer larger than the largest filter")
@@ -94,7 +84,6 @@ var errTooLarge = errors.New("answer larger than the largest filter")
 // readBody reads an answer whole, checking its Content-Length, at most limit
 // bytes.
 func readBody(res *http.Response, limit int64) ([]byte, error) {
-	defer res.Body.Close()
 	if res.ContentLength > limit {
 		return nil, fmt.Errorf("%w: Content-Length %d", errTooLarge, res.ContentLength)
 	}
