@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -82,37 +83,27 @@ func (c *Client) getBinary(ctx context.Context, path, rawQuery string) (*downloa
 var errTooLarge = errors.New("answer larger than the largest filter")
 
 // readBody reads an answer whole, checking its Content-Length, at most limit
-// bytes.
+// bytes. What it holds grows with what arrives: a Content-Length is trusted
+// for at most maxPrealloc bytes before they come.
 func readBody(res *http.Response, limit int64) ([]byte, error) {
 	if res.ContentLength > limit {
 		return nil, fmt.Errorf("%w: Content-Length %d", errTooLarge, res.ContentLength)
 	}
-	size := int64(0)
-	if res.ContentLength > 0 {
-		size = res.ContentLength
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(res.ContentLength, 0), maxPrealloc)+1))
+	if _, err := io.Copy(buf, io.LimitReader(res.Body, limit+1)); err != nil {
+		return nil, err
 	}
-	buf := make([]byte, 0, size+1)
-	for {
-		if int64(len(buf)) > limit {
-			return nil, fmt.Errorf("%w: more than %d bytes", errTooLarge, limit)
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := res.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	switch n := int64(buf.Len()); {
+	case n > limit:
+		return nil, fmt.Errorf("%w: more than %d bytes", errTooLarge, limit)
+	case res.ContentLength >= 0 && n != res.ContentLength:
+		return nil, fmt.Errorf("%d of the %d bytes of Content-Length: %w", n, res.ContentLength, io.ErrUnexpectedEOF)
 	}
-	if res.ContentLength >= 0 && int64(len(buf)) != res.ContentLength {
-		return nil, fmt.Errorf("%d of the %d bytes of Content-Length: %w", len(buf), res.ContentLength, io.ErrUnexpectedEOF)
-	}
-	return buf, nil
+	return buf.Bytes(), nil
 }
+
+// maxPrealloc bounds what readBody allocates before the bytes arrive.
+const maxPrealloc = 16 << 20
 
 // loadSnapshot loads a snapshot the service sent.
 func loadSnapshot(d *download) (snapshot.Set, error) {
