@@ -215,3 +215,33 @@ func TestNoKeysNoRequest(t *testing.T) {
 		t.Errorf("Add of no keys: %v, %v, %d requests", got, err, len(s.batches))
 	}
 }
+
+func TestBatchesGoInParallel(t *testing.T) {
+	// Each request waits until three are in flight: with WithConcurrency(3)
+	// the batches of one Add get there; one at a time they would not.
+	all := make(chan struct{})
+	var once sync.Once
+	c, s := newKeyService(t, WithConcurrency(3), WithBatchKeys(10))
+	s.failOn = func(keys []string) (int, string) {
+		if s.inFlight.Load() >= 3 {
+			once.Do(func() { close(all) })
+		}
+		select {
+		case <-all:
+		case <-time.After(10 * time.Second):
+			return 500, `{"error":{"code":"internal","message":"no three requests in flight in 10 s"}}`
+		}
+		return 0, ""
+	}
+	keys := make([]string, 40)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+	}
+	added, err := c.Add(context.Background(), "crawl", keys...)
+	if err != nil || len(added) != 40 {
+		t.Fatalf("Add: %v", err)
+	}
+	if m := s.maxIn.Load(); m != 3 {
+		t.Errorf("%d requests in flight at most; want 3", m)
+	}
+}
