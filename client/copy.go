@@ -161,11 +161,16 @@ func (cp *Copy) View(f func(snapshot.Set)) {
 // holds, to w. It fails when the copy holds nothing.
 func (cp *Copy) WriteTo(w io.Writer) (int64, error) {
 	cp.mu.RLock()
-	defer cp.mu.RUnlock()
-	if cp.set == nil {
+	set := cp.set
+	var data []byte
+	var err error
+	if set != nil {
+		data, err = marshalSet(set) // under the lock: a sync may change set in place
+	}
+	cp.mu.RUnlock()
+	if set == nil {
 		return 0, errors.New("client: the copy holds nothing yet: Sync first")
 	}
-	data, err := marshalSet(cp.set)
 	if err != nil {
 		return 0, err
 	}
