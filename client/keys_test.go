@@ -149,6 +149,18 @@ func TestBatchesStayUnderTheBodyLimit(t *testing.T) {
 			}
 		}
 	}
+	// Keys of 8 KiB with nothing to escape go 127 a request (docs/client.md).
+	plain := make([]string, 300)
+	for i := range plain {
+		plain[i] = fmt.Sprintf("%08d", i) + strings.Repeat("p", MaxKeyBytes-8)
+	}
+	s.batches = nil
+	if _, err := c.Add(context.Background(), "crawl", plain...); err != nil || len(s.batches) != 3 {
+		t.Fatalf("keys of 8 KiB: %d requests (%v)", len(s.batches), err)
+	}
+	if most := max(len(s.batches[0]), len(s.batches[1]), len(s.batches[2])); most != 127 {
+		t.Errorf("keys of 8 KiB: %d in a request at most; want 127", most)
+	}
 	if _, err := c.Add(context.Background(), "crawl", strings.Repeat("x", MaxKeyBytes+1)); err == nil ||
 		!strings.Contains(err.Error(), "key 0 is 8193 bytes") {
 		t.Errorf("a key over the limit: %v", err)
