@@ -186,6 +186,9 @@ func (c *Client) exchange(ctx context.Context, method, path, rawQuery, ctype str
 			return err
 		}
 		err = read(res)
+		// The rest (a JSON answer's newline), so that the connection is
+		// kept for the next request.
+		io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
 		res.Body.Close()
 		switch {
 		case err == nil:

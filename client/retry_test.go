@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -300,5 +301,29 @@ func TestAnAnswerCutShortIsAskedAgain(t *testing.T) {
 	n.Store(0)
 	if _, err := c.Stats(context.Background(), "crawl"); err == nil || n.Load() != 1 {
 		t.Fatalf("Stats of a page: %v after %d requests; want an error after 1", err, n.Load())
+	}
+}
+
+func TestConnectionsAreKept(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, "{\"added\":[true]}\n") // as the service writes JSON: a newline after it
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, _ := New(srv.URL)
+	for range 20 {
+		if _, err := c.Add(context.Background(), "crawl", "k"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("20 adds one after another took %d connections; want 1", n)
 	}
 }
