@@ -308,7 +308,9 @@ func TestConnectionsAreKept(t *testing.T) {
 	var conns atomic.Int32
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
-		io.WriteString(w, "{\"added\":[true]}\n") // as the service writes JSON: a newline after it
+		// As the service writes JSON: a newline after it. Long enough that
+		// the decoder stops before the end of the body.
+		io.WriteString(w, "{\"added\":["+strings.Repeat("true,", MaxKeysPerRequest-1)+"true]}\n")
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
 		if s == http.StateNew {
@@ -318,8 +320,9 @@ func TestConnectionsAreKept(t *testing.T) {
 	srv.Start()
 	defer srv.Close()
 	c, _ := New(srv.URL)
+	keys := make([]string, MaxKeysPerRequest)
 	for range 20 {
-		if _, err := c.Add(context.Background(), "crawl", "k"); err != nil {
+		if _, err := c.Add(context.Background(), "crawl", keys...); err != nil {
 			t.Fatal(err)
 		}
 	}
