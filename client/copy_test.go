@@ -122,3 +122,89 @@ func TestRunEndsOnlyOnWhatWaitingCannotCure(t *testing.T) {
 		t.Errorf("Run with its context ended: %v", err)
 	}
 }
+
+// changesService serves /changes of a one-shard filter of generation 1 at
+// epoch 1: without since, the snapshot (holding "snap-<k>" for the k-th)
+// and the cursor at position 10; with since, the answer its field gives.
+type changesService struct {
+	mu    sync.Mutex
+	snaps int
+	since func(w http.ResponseWriter) // nil: answer as without since
+}
+
+func (s *changesService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if r.URL.Query().Has("since") && s.since != nil {
+		s.since(w)
+		return
+	}
+	s.writeSnapshot(w)
+}
+
+// writeSnapshot answers the next snapshot; s.mu is held.
+func (s *changesService) writeSnapshot(w http.ResponseWriter) {
+	s.snaps++
+	f, _ := bloom.New(1000, 0.01)
+	f.AddString(fmt.Sprintf("snap-%d", s.snaps))
+	data, _ := f.MarshalBinary()
+	w.Header().Set("X-Edgebloom-Cursor", snapshot.Cursor{Generation: 1, Shards: []snapshot.ShardPosition{{Epoch: 1, Position: 10}}}.Text())
+	w.Header().Set("X-Edgebloom-Format", "filter")
+	w.Write(data)
+}
+
+func TestChangesCopyResyncs(t *testing.T) {
+	f, _ := bloom.New(1000, 0.01)
+	delta := func(epoch uint32, from uint64) []byte {
+		return snapshot.EncodeDelta(&snapshot.Delta{Generation: 1, M: f.NumBits(), K: f.NumHashes(), Shards: 1,
+			Records: []snapshot.DeltaRecord{{Shard: 0, Epoch: epoch, From: from, To: from + 1, Count: 2, Positions: f.Locations([]byte("added"))}}})
+	}
+	s := &changesService{}
+	srv := httptest.NewServer(s)
+	defer srv.Close()
+	c, _ := New(srv.URL)
+	cp, _ := c.NewCopy("crawl", CopyOptions{})
+	ctx := context.Background()
+	if r, err := cp.Sync(ctx); err != nil || !r.Snapshot || !cp.HasString("snap-1") {
+		t.Fatalf("the first sync: %+v, %v", r, err)
+	}
+	sendDelta := func(d []byte) func(w http.ResponseWriter) {
+		return func(w http.ResponseWriter) {
+			w.Header().Set("X-Edgebloom-Format", "delta")
+			w.Header().Set("X-Edgebloom-Cursor", "ignored")
+			w.Write(d)
+		}
+	}
+	s.since = sendDelta(delta(1, 10)) // fits: applied in place
+	if r, err := cp.Sync(ctx); err != nil || r.Snapshot || !r.Changed || !cp.HasString("added") || !cp.HasString("snap-1") {
+		t.Fatalf("a delta that fits: %+v, %v", r, err)
+	}
+	for _, tc := range []struct {
+		what  string
+		since func(w http.ResponseWriter)
+	}{
+		{"a delta of another epoch", sendDelta(delta(2, 11))},
+		{"a delta with a gap", sendDelta(delta(1, 12))},
+		{"a cursor the service does not know", func(w http.ResponseWriter) {
+			w.WriteHeader(400)
+			fmt.Fprint(w, `{"error":{"code":"invalid_params","message":"since must be the X-Edgebloom-Cursor of an earlier answer"}}`)
+		}},
+	} {
+		s.mu.Lock()
+		s.since = tc.since
+		want := fmt.Sprintf("snap-%d", s.snaps+1)
+		s.mu.Unlock()
+		r, err := cp.Sync(ctx)
+		if err != nil || !r.Snapshot || r.Resync != "mismatch" || !cp.HasString(want) || cp.HasString("added") {
+			t.Errorf("%s: %+v, %v; want the snapshot again, Resync mismatch", tc.what, r, err)
+		}
+	}
+	// The service says why it sends the snapshot: the copy says it too.
+	s.since = func(w http.ResponseWriter) {
+		w.Header().Set("X-Edgebloom-Resync", "gone")
+		s.writeSnapshot(w)
+	}
+	if r, err := cp.Sync(ctx); err != nil || !r.Snapshot || r.Resync != "gone" {
+		t.Errorf("a snapshot for a cursor whose changes are gone: %+v, %v", r, err)
+	}
+}
