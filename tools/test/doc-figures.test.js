@@ -62,6 +62,7 @@ test("worker/README.md's Limits are the front's", () => {
   const num = (s) => Number(s.replace(/[\s,]/g, ''));
   assert.equal(num(limits['keys in one add or check']), goConst(handler, 'maxKeys'));
   assert.equal(limits['a request body'], `${goConst(handler, 'maxBodyBytes') / 2 ** 20} MiB`);
+  assert.equal(num(limits['positions in one merge']), goConst(read('worker/front/merge.go'), 'maxMergePositions'));
   assert.equal(limits['a key'], `${goConst(handler, 'maxKeyBytes') / 2 ** 10} KiB of UTF-8`);
   assert.equal(num(limits['shards of a filter']), goConst(handler, 'maxShards'));
   const shardBits = goConst(read('internal/abi/service.go'), 'MaxShardBits');

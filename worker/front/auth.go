@@ -147,7 +147,8 @@ func operation(action, method string) token.Operation {
 		return token.Create
 	case " DELETE":
 		return token.Delete
-	case "add POST":
+	case "add POST", "merge POST":
+		// A merge sets bits as an add does: a crawler's write token may.
 		return token.Add
 	case "check POST":
 		return token.Check

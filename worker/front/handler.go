@@ -2,7 +2,7 @@
 // request (CORS, the token, the path, the method, the filter's name and
 // what the token allows) before it hands it to the one room that serves
 // that endpoint. Each room is a file: filter.go (PUT, DELETE), route.go
-// (add, check), stats.go (GET), snapshot.go, changes.go, auth.go (tokens),
+// (add, check), merge.go (merge), stats.go (GET), snapshot.go, changes.go, auth.go (tokens),
 // hooks.go (/_test/); what they share is in errors.go, request.go, meta.go
 // and objects.go. A reader starts here to find where a request goes.
 
@@ -120,7 +120,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 	if !ok {
 		return errorf(http.StatusNotFound, "not_found", "no such endpoint: %s", r.URL.Path)
 	}
-	allowed := map[string]string{"": "PUT, GET, DELETE", "add": "POST", "check": "POST", "snapshot": "GET", "changes": "GET"}[action]
+	allowed := map[string]string{"": "PUT, GET, DELETE", "add": "POST", "check": "POST", "snapshot": "GET", "changes": "GET", "merge": "POST"}[action]
 	if !methodIn(r.Method, allowed) {
 		w.Header().Set("Allow", allowed)
 		return errorf(http.StatusMethodNotAllowed, "method_not_allowed", "%s is not allowed on this endpoint; allowed: %s", r.Method, allowed)
@@ -145,6 +145,8 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) error {
 		return s.snapshot(ctx, w, name)
 	case "changes GET":
 		return s.changes(ctx, w, r, name)
+	case "merge POST":
+		return s.merge(ctx, w, r, name)
 	}
 	return errorf(http.StatusNotFound, "not_found", "no such endpoint")
 }
@@ -157,7 +159,7 @@ func splitPath(p string) (name, action string, ok bool) {
 	}
 	name, action, _ = strings.Cut(rest, "/")
 	switch action {
-	case "", "add", "check", "snapshot", "changes":
+	case "", "add", "check", "snapshot", "changes", "merge":
 		return name, action, name != ""
 	}
 	return "", "", false

@@ -241,6 +241,8 @@ func (o *memoryObjects) serveShard(w http.ResponseWriter, object, method, path s
 		}
 		w.Header().Set(resultsHeader, string(appendResultsHex(nil, out)))
 		w.WriteHeader(200)
+	case "/merge":
+		sh.merge(w, header, body)
 	case "/stats":
 		est := f.EstimatedCount()
 		writeJSON(w, 200, shardStats{

@@ -42,6 +42,22 @@ func readJSON(r *http.Request, v any, shape string) error {
 // A Content-Length that gives no length is refused before anything is read
 // (checkLength), and so is a body longer than maxBodyBytes.
 func readBody(r *http.Request, shape string) ([]byte, error) {
+	body, err := readRaw(r, "invalid_json")
+	if err != nil {
+		return nil, err
+	}
+	body = validUTF8(body)
+	// null decodes into a struct without an error, and an array or a
+	// string fails with a message naming Go types: check the shape first.
+	if first := bytes.TrimLeft(body, " \t\r\n"); len(first) == 0 || first[0] != '{' {
+		return nil, errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object %s; got %s", shape, jsonKind(first))
+	}
+	return body, nil
+}
+
+// readRaw reads a body of at most maxBodyBytes as it is; a body that
+// cannot be read is a 400 of code.
+func readRaw(r *http.Request, code string) ([]byte, error) {
 	if err := checkLength(r); err != nil {
 		return nil, err
 	}
@@ -50,13 +66,7 @@ func readBody(r *http.Request, shape string) ([]byte, error) {
 	if errors.As(err, &tooLarge) {
 		return nil, errorf(http.StatusRequestEntityTooLarge, "body_too_large", "the body is over the limit of %d bytes", maxBodyBytes)
 	} else if err != nil {
-		return nil, internalError(http.StatusBadRequest, "invalid_json", "the body could not be read", err)
-	}
-	body = validUTF8(body)
-	// null decodes into a struct without an error, and an array or a
-	// string fails with a message naming Go types: check the shape first.
-	if first := bytes.TrimLeft(body, " \t\r\n"); len(first) == 0 || first[0] != '{' {
-		return nil, errorf(http.StatusBadRequest, "invalid_json", "the body must be a JSON object %s; got %s", shape, jsonKind(first))
+		return nil, internalError(http.StatusBadRequest, code, "the body could not be read", err)
 	}
 	return body, nil
 }

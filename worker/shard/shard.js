@@ -29,6 +29,7 @@ import { Store, logLimit, deltaRecord, deltaLimit } from './store.js';
 import { MAX_SHARD_BITS } from './abi.js';
 import { snapshotResponse } from './snapshot-stream.js';
 import { checkpoints } from './checkpoint-object.js';
+import { merge } from './merge.js';
 
 // A log that stays under logLimit() is still compacted this long after its
 // first row, so that a quiet shard loads from its chunks alone.
@@ -221,7 +222,12 @@ export class Shard {
     if (this.hooks) await this.hooks.gate(request);
     try {
       const url = new URL(request.url);
-      const body = request.method === 'GET' || request.method === 'DELETE' ? '' : await request.text();
+      const body =
+        request.method === 'GET' || request.method === 'DELETE'
+          ? ''
+          : url.pathname === '/merge'
+            ? new Uint8Array(await request.arrayBuffer())
+            : await request.text();
       if (url.pathname === '/checkpoints') return checkpoints(this, request.method, url, body);
       return await this.withEngine(`request ${requestId}`, () => {
         if (url.pathname === '/meta' || url.pathname === '/cleanup')
@@ -372,6 +378,8 @@ export class Shard {
       }
       case 'POST /check':
         return results(filter.hasMany(JSON.parse(body).keys));
+      case 'POST /merge':
+        return merge(this, filter, request, body);
       case 'GET /stats': {
         const s = filter.stats();
         return json(200, {
