@@ -1,0 +1,238 @@
+package main
+
+// push of a filter file to the service: the file's bits, as deltas of at
+// most mergePositions positions and client.MaxBodyBytes bytes, sent to
+// POST /v1/filters/{name}/merge (worker/README.md, "Publishing a filter
+// built offline"). The pieces follow from the file alone, so a push killed
+// part way resumes at the piece after the last acknowledged one; a merge
+// sent again sets nothing and adds no count.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"os"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/client"
+	"github.com/edgebloom/edgebloom/snapshot"
+)
+
+// mergePositions is the most positions a merge takes (the service's
+// maxMergePositions).
+const mergePositions = 1 << 20
+
+// mergeAnswer is what POST .../merge answers.
+type mergeAnswer struct {
+	Generation uint64 `json:"generation"`
+	Set        uint64 `json:"set"`
+}
+
+// filterShards loads a filter file: a classic filter (one shard) or a
+// sharded snapshot, and the service parameters that give its shards.
+func filterShards(path string) ([]*bloom.Filter, client.Params, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, client.Params{}, err
+	}
+	set, err := snapshot.Load(data, client.MaxShardBits)
+	if err != nil {
+		return nil, client.Params{}, fmt.Errorf("%s: %w (push takes a classic filter of at most %d bits, or a sharded snapshot)", path, err, client.MaxShardBits)
+	}
+	shards := []*bloom.Filter{}
+	switch s := set.(type) {
+	case *bloom.Filter:
+		shards = append(shards, s)
+	case *snapshot.Sharded:
+		shards = s.Shards
+	}
+	f := shards[0]
+	if f.Capacity() == 0 {
+		return nil, client.Params{}, fmt.Errorf("%s: a filter made from an explicit size (m, k), which no service filter has: build it with -n and -p", path)
+	}
+	return shards, client.Params{Capacity: f.Capacity() * uint64(len(shards)), ErrorRate: f.TargetFPR(), Shards: len(shards)}, nil
+}
+
+// pushFilter publishes the filter in path, from piece st.Done on.
+func pushFilter(ctx context.Context, e *env, c *client.Client, name, path string, so *serviceOpts, st *pushState, statePath string) (uint64, error) {
+	shards, params, err := filterShards(path)
+	if err != nil {
+		return 0, err
+	}
+	params.Canonicalize = so.canonical
+	if _, err := c.Create(ctx, name, params); err != nil {
+		return 0, fmt.Errorf("making %s for %s (capacity %d, errorRate %g, %d shards): %w", name, path, params.Capacity, params.ErrorRate, params.Shards, err)
+	}
+	var total, count uint64
+	for _, f := range shards {
+		total += f.SetBits()
+		count += f.Count()
+	}
+	var done atomic.Uint64
+	prog := startProgressOf(e.stderr, "push", progressInterval(e, so), nil, func() float64 {
+		return float64(done.Load()) / float64(max(total, 1))
+	})
+	defer prog.done()
+	m := &merger{base: so.base, cred: so.cred, name: name}
+	piece := uint64(0)
+	for i, f := range shards {
+		positions := setPositions(f)
+		for len(positions) > 0 {
+			body, n := mergeBody(st.Generation, f, len(shards), i, positions)
+			last := n == len(positions)
+			if last {
+				// The shard's count goes with its last piece: a merge sent
+				// again sets nothing and adds no count.
+				body, _ = mergeBody(st.Generation, f, len(shards), i, positions[:n], f.Count())
+			}
+			if piece >= st.Done {
+				ans, err := m.merge(ctx, body)
+				if err != nil {
+					return uint64(float64(count) * float64(done.Load()) / float64(max(total, 1))), err
+				}
+				st.Generation = ans.Generation
+				st.New += ans.Set
+				st.Done = piece + 1
+				if err := st.save(statePath); err != nil {
+					return 0, err
+				}
+			}
+			piece++
+			done.Add(uint64(n))
+			prog.keys.Store(uint64(float64(count) * float64(done.Load()) / float64(max(total, 1))))
+			positions = positions[n:]
+		}
+	}
+	return count, nil
+}
+
+// setPositions returns the positions of f's set bits, increasing.
+func setPositions(f *bloom.Filter) []uint64 {
+	out := make([]uint64, 0, f.SetBits())
+	buf := make([]byte, 64<<10)
+	for off := uint64(0); off < f.PayloadSize(); off += uint64(len(buf)) {
+		n, _ := f.ReadAt(buf[:min(uint64(len(buf)), f.PayloadSize()-off)], int64(bloom.HeaderSize+off))
+		for j, b := range buf[:n] {
+			for ; b != 0; b &= b - 1 {
+				p := 8*(off+uint64(j)) + uint64(trailingZeros8(b))
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+func trailingZeros8(b byte) int {
+	n := 0
+	for b&1 == 0 {
+		b >>= 1
+		n++
+	}
+	return n
+}
+
+// mergeBody encodes the first positions of shard i (of shards, each like
+// f) that fit one merge, with count, and returns the delta and how many
+// positions it holds.
+func mergeBody(generation uint64, f *bloom.Filter, shards, i int, positions []uint64, count ...uint64) ([]byte, int) {
+	n := min(len(positions), mergePositions)
+	for {
+		d := &snapshot.Delta{Generation: generation, M: f.NumBits(), K: f.NumHashes(), Shards: uint32(shards),
+			Records: []snapshot.DeltaRecord{{Shard: uint32(i), From: 0, To: 1, Positions: positions[:n]}}}
+		if len(count) > 0 {
+			d.Records[0].Count = count[0]
+		}
+		body := snapshot.EncodeDelta(d)
+		if len(body) <= client.MaxBodyBytes || n == 1 {
+			return body, n
+		}
+		// Sparse positions take more bits each: fewer of them.
+		n = int(math.Floor(float64(n) * float64(client.MaxBodyBytes) / float64(len(body)) * 0.95))
+	}
+}
+
+// A merger sends merges, as the client sends its requests: the
+// credential, and 429, 502 and 503 sent again after Retry-After or a
+// backoff, up to client.DefaultRetry.Attempts times.
+type merger struct {
+	base, cred, name string
+}
+
+func (m *merger) merge(ctx context.Context, body []byte) (*mergeAnswer, error) {
+	var last error
+	wait := client.DefaultRetry.MinBackoff
+	for attempt := 1; attempt <= client.DefaultRetry.Attempts; attempt++ {
+		ans, retryAfter, err := m.once(ctx, body)
+		if err == nil || retryAfter < 0 {
+			return ans, err
+		}
+		last = err
+		if retryAfter == 0 {
+			retryAfter = wait
+			wait = min(2*wait, client.DefaultRetry.MaxBackoff)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(retryAfter):
+		}
+	}
+	return nil, last
+}
+
+// once sends one merge; retryAfter is -1 when its error is final, else the
+// wait the service asked for (0: none said).
+func (m *merger) once(ctx context.Context, body []byte) (*mergeAnswer, time.Duration, error) {
+	u := m.base + "/v1/filters/" + m.name + "/merge"
+	req, err := http.NewRequestWithContext(ctx, "POST", u, bytes.NewReader(body))
+	if err != nil {
+		return nil, -1, err
+	}
+	req.Header.Set("Authorization", "Bearer "+m.cred)
+	req.Header.Set("Content-Type", "application/octet-stream")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, -1, ctx.Err()
+		}
+		return nil, 0, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
+	if err != nil {
+		return nil, 0, err
+	}
+	if res.StatusCode == 200 {
+		var ans mergeAnswer
+		if err := json.Unmarshal(b, &ans); err != nil {
+			return nil, -1, fmt.Errorf("POST %s: the answer is not the JSON of a merge: %w", u, err)
+		}
+		return &ans, 0, nil
+	}
+	var out struct {
+		Error struct {
+			Code, Message, RequestID string
+		} `json:"error"`
+	}
+	json.Unmarshal(b, &out)
+	ce := &client.Error{Status: res.StatusCode, Code: out.Error.Code, Message: out.Error.Message, RequestID: out.Error.RequestID,
+		Index: -1, Method: "POST", Path: req.URL.Path}
+	if ce.Code == "" {
+		ce.Code = "http_" + strconv.Itoa(res.StatusCode)
+	}
+	switch {
+	case res.StatusCode == 429 || res.StatusCode == 502 || res.StatusCode == 503 || res.StatusCode == 504:
+		secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
+		return nil, time.Duration(secs) * time.Second, ce
+	case res.StatusCode == 409 && ce.Code == "conflict":
+		return nil, -1, fmt.Errorf("%w: the filter is not the one this push began with (deleted and made again, or other parameters): push with --restart", ce)
+	}
+	return nil, -1, ce
+}

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/client"
+	"github.com/edgebloom/edgebloom/snapshot"
+)
+
+func TestServiceTarget(t *testing.T) {
+	for _, tt := range []struct{ in, base, name string }{
+		{"http://127.0.0.1:8787", "http://127.0.0.1:8787", ""},
+		{"http://127.0.0.1:8787/", "http://127.0.0.1:8787", ""},
+		{"https://bloom.example/v1/filters/crawl", "https://bloom.example", "crawl"},
+		{"https://bloom.example/api/v1/filters/crawl/", "https://bloom.example/api", "crawl"},
+	} {
+		base, name, err := serviceTarget(tt.in)
+		if err != nil || base != tt.base || name != tt.name {
+			t.Errorf("serviceTarget(%q): got %q, %q, %v; want %q, %q", tt.in, base, name, err, tt.base, tt.name)
+		}
+	}
+	for _, bad := range []string{"http://", "http://h/v1/filters/", "http://h/v1/filters/a/b", "http://h?x=1"} {
+		if _, _, err := serviceTarget(bad); err == nil {
+			t.Errorf("serviceTarget(%q): no error", bad)
+		}
+	}
+}
+
+// A merge body holds at most mergePositions positions and
+// client.MaxBodyBytes bytes, however sparse the bits: the pieces of a
+// shard are its positions, in order, each once.
+func TestMergeBodies(t *testing.T) {
+	f, _ := bloom.New(20_000_000, 0.01) // 2^27.5 bits, under client.MaxShardBits
+	for _, spread := range []uint64{1, 3, 97, 4093} {
+		var positions []uint64
+		for p := uint64(0); p < f.NumBits() && len(positions) < 3*mergePositions; p += spread {
+			positions = append(positions, p)
+		}
+		var got []uint64
+		for rest := positions; len(rest) > 0; {
+			body, n := mergeBody(0, f, 1, 0, rest)
+			if len(body) > client.MaxBodyBytes || n > mergePositions || n < 1 {
+				t.Fatalf("spread %d: a piece of %d positions in %d bytes", spread, n, len(body))
+			}
+			d, err := snapshot.DecodeDelta(body)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, d.Records[0].Positions...)
+			rest = rest[n:]
+		}
+		if len(got) != len(positions) || got[len(got)-1] != positions[len(positions)-1] {
+			t.Fatalf("spread %d: %d positions back of %d", spread, len(got), len(positions))
+		}
+	}
+}
+
+func TestSetPositions(t *testing.T) {
+	f, _ := bloom.New(1000, 0.01)
+	for _, k := range []string{"a", "b", "https://c.example/"} {
+		f.AddString(k)
+	}
+	g, _ := bloom.New(1000, 0.01)
+	if err := g.ApplyChanges(setPositions(f), f.Count()); err != nil || !g.Equal(f) || uint64(len(setPositions(f))) != f.SetBits() {
+		t.Fatalf("the positions of setPositions do not make the filter again (%v)", err)
+	}
+}
