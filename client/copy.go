@@ -49,8 +49,10 @@ type CopyOptions struct {
 	// filter, generation, cursor and checkpoint it holds. NewCopy loads
 	// them, so a copy resumes where it stopped; each Sync that changes the
 	// copy writes both, each atomically (bloom.WriteFile), the snapshot
-	// first: a crash between the two leaves a cursor behind its snapshot,
-	// never ahead, which costs the next sync a few bits set again.
+	// first: a crash between the two leaves the cursor of an older state
+	// beside the newer snapshot, which costs the next sync a few bits set
+	// again. Not on js and wasip1, where package bloom writes no files:
+	// NewCopy refuses a Path there.
 	Path string
 }
 
@@ -357,3 +359,9 @@ func marshalSet(set snapshot.Set) ([]byte, error) {
 	}
 	return nil, fmt.Errorf("client: a copy of %T", set)
 }
+
+// A fileError is a failure to read or write a copy's files.
+type fileError struct{ err error }
+
+func (e *fileError) Error() string { return e.err.Error() }
+func (e *fileError) Unwrap() error { return e.err }

@@ -23,9 +23,10 @@ func (cp *Copy) syncCheckpoints(ctx context.Context, st copyState, set snapshot.
 		at := fmt.Sprintf("/checkpoints/%d/%d", latest.Generation, latest.Checkpoint)
 		cur, ok := cp.cursorOf(st, set)
 		same := ok && st.Generation == latest.Generation && st.Checkpoint > 0
-		if same && st.Checkpoint >= latest.Checkpoint {
-			// Nothing new (latest is cached a few seconds, so it may be
-			// behind what the copy holds).
+		if same && st.Checkpoint >= latest.Checkpoint || ok && latest.Generation < st.Generation {
+			// Nothing new. latest is cached a few seconds, so it may be
+			// behind what the copy holds, even of the generation before
+			// (generations only grow).
 			return nil, res, nil
 		}
 		switch {

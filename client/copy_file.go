@@ -1,3 +1,5 @@
+//go:build !js && !wasip1
+
 package client
 
 import (
@@ -11,12 +13,6 @@ import (
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
-
-// A fileError is a failure to read or write a copy's files.
-type fileError struct{ err error }
-
-func (e *fileError) Error() string { return e.err.Error() }
-func (e *fileError) Unwrap() error { return e.err }
 
 // cursorPath is where the state of the copy at path is kept.
 func cursorPath(path string) string { return path + ".cursor" }

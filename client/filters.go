@@ -46,7 +46,7 @@ func checkName(name string) error {
 		ok = b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '-' || b == '_' || b == '.'
 	}
 	if !ok {
-		return fmt.Errorf("client: filter name %q must be 1 to 64 of A-Z a-z 0-9 - _ .", name)
+		return fmt.Errorf("client: filter name %q: a name is 1 to 64 characters, each A-Z, a-z, 0-9, '-', '_' or '.'", name)
 	}
 	return nil
 }

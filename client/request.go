@@ -31,6 +31,11 @@ type sent struct {
 // *Error for an answer of 400 or more, the context's error, or the
 // transport's.
 func (c *Client) send(ctx context.Context, method, path, rawQuery string, body []byte, info *sent) (*http.Response, error) {
+	return c.sendAs(ctx, method, path, rawQuery, "application/json", body, info)
+}
+
+// sendAs is send with a body of the content type ctype.
+func (c *Client) sendAs(ctx context.Context, method, path, rawQuery, ctype string, body []byte, info *sent) (*http.Response, error) {
 	if info == nil {
 		info = &sent{}
 	}
@@ -39,7 +44,7 @@ func (c *Client) send(ctx context.Context, method, path, rawQuery string, body [
 	u.RawQuery = rawQuery
 	for attempt := 1; ; attempt++ {
 		info.attempts = attempt
-		res, err := c.once(ctx, method, u.String(), body)
+		res, err := c.once(ctx, method, u.String(), ctype, body)
 		var wait time.Duration
 		switch {
 		case err != nil && ctx.Err() != nil:
@@ -71,7 +76,7 @@ func (c *Client) send(ctx context.Context, method, path, rawQuery string, body [
 }
 
 // once sends one request.
-func (c *Client) once(ctx context.Context, method, url string, body []byte) (*http.Response, error) {
+func (c *Client) once(ctx context.Context, method, url, ctype string, body []byte) (*http.Response, error) {
 	var r io.Reader
 	if body != nil {
 		r = bytes.NewReader(body)
@@ -81,7 +86,7 @@ func (c *Client) once(ctx context.Context, method, url string, body []byte) (*ht
 		return nil, err
 	}
 	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Content-Type", ctype)
 	}
 	if c.credential != "" {
 		req.Header.Set("Authorization", "Bearer "+c.credential)

@@ -1,5 +1,6 @@
-// For the crash tests (worker/test/crash.test.js): serves the Worker bundle in argv[2] with its state in argv[3] in a
-// Miniflare (workerd) of its own, so that a test can kill the whole process
+// For the crash tests (worker/test/crash.test.js) and the Go client's (worker/test/go-client.test.js): serves the
+// Worker bundle in argv[2] with its state in argv[3], and the bindings of the JSON object argv[4] (optional) in its
+// environment, in a Miniflare (workerd) of its own, so that a test can kill the whole process
 // group with SIGKILL as a crash would. It prints "ready <worker URL>
 // <control URL>"; the control server forwards POST /hook/<object><path> to
 // that Durable Object's test hook. Needs EDGEBLOOM_TEST_TOKEN.
@@ -7,7 +8,10 @@ import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { startWorker } from './worker.js';
 
-const w = await startWorker(process.argv[2], process.argv[3], { port: 0 });
+const w = await startWorker(process.argv[2], process.argv[3], {
+  port: 0,
+  bindings: JSON.parse(process.argv[4] ?? '{}'),
+});
 const control = createServer(async (req, res) => {
   const [, object, ...rest] = new URL(req.url, 'http://x').pathname.slice(1).split('/');
   const chunks = [];

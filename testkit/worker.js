@@ -247,10 +247,14 @@ async function startServer({ command, cwd, env, port, timeoutMs, probe }) {
 
 /**
  * Starts serve-worker.js on the bundle in out and state, in a process group of its
- * own; kill() sends SIGKILL to the group, as a crash would.
+ * own, with bindings added to the Worker's environment (startWorker's); kill() sends
+ * SIGKILL to the group, as a crash would. url is the Worker's, control the server that
+ * forwards POST /hook/<object><path> to a Durable Object's test hook, for a program
+ * of another language driving the Worker.
  */
-export async function serveProcess(out, state) {
-  const child = spawn(process.execPath, [fileURLToPath(new URL('./serve-worker.js', import.meta.url)), out, state], {
+export async function serveProcess(out, state, { bindings = {} } = {}) {
+  const script = fileURLToPath(new URL('./serve-worker.js', import.meta.url));
+  const child = spawn(process.execPath, [script, out, state, JSON.stringify(bindings)], {
     cwd: WORKER_DIR,
     env: { ...process.env, EDGEBLOOM_TEST_TOKEN: TOKEN },
     detached: true,
@@ -276,6 +280,8 @@ export async function serveProcess(out, state) {
   const [, url, control] = await waitFor(/^ready (\S+) (\S+)$/m);
   const request = client(fetch, url.replace(/\/$/, ''));
   return {
+    url: url.replace(/\/$/, ''),
+    control,
     request,
     waitFor,
     log: () => log,
