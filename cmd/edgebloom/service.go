@@ -36,8 +36,6 @@ type serviceOpts struct {
 	// pull
 	every time.Duration
 	mode  string
-	// what client() read: the base URL and the credential
-	base, cred string
 }
 
 // serviceFlags adds the service's flags to push's (push) or pull's fs.
@@ -101,7 +99,6 @@ func (o *serviceOpts) client(base string) (*client.Client, error) {
 	if o.parallel < 1 || o.parallel > 64 {
 		return nil, fmt.Errorf("--parallel %d: it must be from 1 to 64", o.parallel)
 	}
-	o.base, o.cred = base, cred
 	return client.New(base, client.WithToken(cred), client.WithConcurrency(o.parallel),
 		client.WithUserAgent("edgebloom-cli/"+client.DefaultUserAgent[strings.IndexByte(client.DefaultUserAgent, '/')+1:]))
 }

@@ -2,38 +2,26 @@ package main
 
 // push of a filter file to the service: the file's bits, as deltas of at
 // most mergePositions positions and client.MaxBodyBytes bytes, sent to
-// POST /v1/filters/{name}/merge (worker/README.md, "Publishing a filter
+// POST /v1/filters/{name}/merge by the client's Merge (worker/README.md, "Publishing a filter
 // built offline"). The pieces follow from the file alone, so a push killed
 // part way resumes at the piece after the last acknowledged one; a merge
 // sent again sets nothing and adds no count.
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"math"
-	"net/http"
 	"os"
-	"strconv"
 	"sync/atomic"
-	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/client"
 	"github.com/edgebloom/edgebloom/snapshot"
 )
 
-// mergePositions is the most positions a merge takes (the service's
-// maxMergePositions).
-const mergePositions = 1 << 20
-
-// mergeAnswer is what POST .../merge answers.
-type mergeAnswer struct {
-	Generation uint64 `json:"generation"`
-	Set        uint64 `json:"set"`
-}
+// mergePositions is the most positions a merge takes.
+const mergePositions = client.MaxMergePositions
 
 // filterShards loads a filter file: a classic filter (one shard) or a
 // sharded snapshot, and the service parameters that give its shards.
@@ -80,7 +68,6 @@ func pushFilter(ctx context.Context, e *env, c *client.Client, name, path string
 		return float64(done.Load()) / float64(max(total, 1))
 	})
 	defer prog.done()
-	m := &merger{base: so.base, cred: so.cred, name: name}
 	piece := uint64(0)
 	for i, f := range shards {
 		positions := setPositions(f)
@@ -93,7 +80,10 @@ func pushFilter(ctx context.Context, e *env, c *client.Client, name, path string
 				body, _ = mergeBody(st.Generation, f, len(shards), i, positions[:n], f.Count())
 			}
 			if piece >= st.Done {
-				ans, err := m.merge(ctx, body)
+				ans, err := c.Merge(ctx, name, body)
+				if errors.Is(err, client.ErrConflict) {
+					err = fmt.Errorf("%w: the filter is not the one this push began with (deleted and made again, or other parameters): push with --restart", err)
+				}
 				if err != nil {
 					return uint64(float64(count) * float64(done.Load()) / float64(max(total, 1))), err
 				}
@@ -156,83 +146,4 @@ func mergeBody(generation uint64, f *bloom.Filter, shards, i int, positions []ui
 		// Sparse positions take more bits each: fewer of them.
 		n = int(math.Floor(float64(n) * float64(client.MaxBodyBytes) / float64(len(body)) * 0.95))
 	}
-}
-
-// A merger sends merges, as the client sends its requests: the
-// credential, and 429, 502 and 503 sent again after Retry-After or a
-// backoff, up to client.DefaultRetry.Attempts times.
-type merger struct {
-	base, cred, name string
-}
-
-func (m *merger) merge(ctx context.Context, body []byte) (*mergeAnswer, error) {
-	var last error
-	wait := client.DefaultRetry.MinBackoff
-	for attempt := 1; attempt <= client.DefaultRetry.Attempts; attempt++ {
-		ans, retryAfter, err := m.once(ctx, body)
-		if err == nil || retryAfter < 0 {
-			return ans, err
-		}
-		last = err
-		if retryAfter == 0 {
-			retryAfter = wait
-			wait = min(2*wait, client.DefaultRetry.MaxBackoff)
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-time.After(retryAfter):
-		}
-	}
-	return nil, last
-}
-
-// once sends one merge; retryAfter is -1 when its error is final, else the
-// wait the service asked for (0: none said).
-func (m *merger) once(ctx context.Context, body []byte) (*mergeAnswer, time.Duration, error) {
-	u := m.base + "/v1/filters/" + m.name + "/merge"
-	req, err := http.NewRequestWithContext(ctx, "POST", u, bytes.NewReader(body))
-	if err != nil {
-		return nil, -1, err
-	}
-	req.Header.Set("Authorization", "Bearer "+m.cred)
-	req.Header.Set("Content-Type", "application/octet-stream")
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, -1, ctx.Err()
-		}
-		return nil, 0, err
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(res.Body, 1<<20))
-	if err != nil {
-		return nil, 0, err
-	}
-	if res.StatusCode == 200 {
-		var ans mergeAnswer
-		if err := json.Unmarshal(b, &ans); err != nil {
-			return nil, -1, fmt.Errorf("POST %s: the answer is not the JSON of a merge: %w", u, err)
-		}
-		return &ans, 0, nil
-	}
-	var out struct {
-		Error struct {
-			Code, Message, RequestID string
-		} `json:"error"`
-	}
-	json.Unmarshal(b, &out)
-	ce := &client.Error{Status: res.StatusCode, Code: out.Error.Code, Message: out.Error.Message, RequestID: out.Error.RequestID,
-		Index: -1, Method: "POST", Path: req.URL.Path}
-	if ce.Code == "" {
-		ce.Code = "http_" + strconv.Itoa(res.StatusCode)
-	}
-	switch {
-	case res.StatusCode == 429 || res.StatusCode == 502 || res.StatusCode == 503 || res.StatusCode == 504:
-		secs, _ := strconv.Atoi(res.Header.Get("Retry-After"))
-		return nil, time.Duration(secs) * time.Second, ce
-	case res.StatusCode == 409 && ce.Code == "conflict":
-		return nil, -1, fmt.Errorf("%w: the filter is not the one this push began with (deleted and made again, or other parameters): push with --restart", ce)
-	}
-	return nil, -1, ce
 }
