@@ -55,7 +55,7 @@ func pushService(e *env, args []string, name string, so *serviceOpts) (int, erro
 	defer stop()
 	start, resumed := time.Now(), st.Done
 	if resumed > 0 {
-		fmt.Fprintf(e.stderr, "edgebloom: push: resuming %s after %d %s (%s)\n", name, resumed, map[string]string{"keys": "keys", "filter": "pieces"}[mode], statePath)
+		fmt.Fprintf(e.stderr, "edgebloom: push: resuming %s after %d %s (%s)\n", name, resumed, unit(mode), statePath)
 	}
 	var sent uint64
 	if so.keys {
@@ -65,24 +65,21 @@ func pushService(e *env, args []string, name string, so *serviceOpts) (int, erro
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("interrupted; %d %s acknowledged are recorded in %s: run the same command again to resume", st.Done, mode, statePath)
-		} else if st.Done > 0 {
-			err = fmt.Errorf("%w; %d %s acknowledged are recorded in %s: run the same command again to resume", serviceError(err), st.Done, mode, statePath)
+			err = fmt.Errorf("interrupted; %d %s acknowledged are recorded in %s: run the same command again to resume", st.Done, unit(mode), statePath)
+		} else if err = serviceError(err); st.Done > 0 {
+			err = fmt.Errorf("%w; %d %s acknowledged are recorded in %s: run the same command again to resume", err, st.Done, unit(mode), statePath)
 		}
-		return 2, serviceError(err)
+		return 2, err
 	}
 	os.Remove(statePath)
 	elapsed := time.Since(start)
-	fmt.Fprintf(e.stderr, "edgebloom: push: %s at %s: %d %s in %s (%s/s), %d new\n", name, base, sent, unitOf(mode),
-		formatDuration(elapsed), si(float64(sent)/elapsed.Seconds()), st.New)
-	return 0, nil
-}
-
-func unitOf(mode string) string {
-	if mode == "keys" {
-		return "keys"
+	what := "new"
+	if mode == "filter" {
+		what = "bits set"
 	}
-	return "keys' bits"
+	fmt.Fprintf(e.stderr, "edgebloom: push: %s at %s: %d keys in %s (%s keys/s), %d %s\n", name, base, sent,
+		formatDuration(elapsed), si(float64(sent)/elapsed.Seconds()), st.New, what)
+	return 0, nil
 }
 
 // pushKeys adds the inputs' keys, one a line, from the st.Done-th on, in
@@ -161,4 +158,12 @@ func progressInterval(e *env, so *serviceOpts) time.Duration {
 		return ttyRedraw
 	}
 	return so.progress
+}
+
+// unit names what a push of mode counts in its state file.
+func unit(mode string) string {
+	if mode == "keys" {
+		return "keys"
+	}
+	return "pieces"
 }
