@@ -70,11 +70,10 @@ func pushFilter(ctx context.Context, e *env, c *client.Client, name, path string
 	defer prog.done()
 	piece := uint64(0)
 	for i, f := range shards {
-		positions := setPositions(f)
-		for len(positions) > 0 {
+		r := newPositionReader(f)
+		for positions := r.fill(); len(positions) > 0; positions = r.fill() {
 			body, n := mergeBody(st.Generation, f, len(shards), i, positions)
-			last := n == len(positions)
-			if last {
+			if n == len(positions) && r.done() {
 				// The shard's count goes with its last piece: a merge sent
 				// again sets nothing and adds no count.
 				body, _ = mergeBody(st.Generation, f, len(shards), i, positions[:n], f.Count())
@@ -97,26 +96,60 @@ func pushFilter(ctx context.Context, e *env, c *client.Client, name, path string
 			piece++
 			done.Add(uint64(n))
 			prog.keys.Store(uint64(float64(count) * float64(done.Load()) / float64(max(total, 1))))
-			positions = positions[n:]
+			r.consume(n)
 		}
 	}
 	return count, nil
 }
 
-// setPositions returns the positions of f's set bits, increasing.
-func setPositions(f *bloom.Filter) []uint64 {
-	out := make([]uint64, 0, f.SetBits())
-	buf := make([]byte, 64<<10)
-	for off := uint64(0); off < f.PayloadSize(); off += uint64(len(buf)) {
-		n, _ := f.ReadAt(buf[:min(uint64(len(buf)), f.PayloadSize()-off)], int64(bloom.HeaderSize+off))
-		for j, b := range buf[:n] {
+// A positionReader reads the positions of a filter's set bits in order, up
+// to mergePositions at a time, without holding them all: a 10 M-key filter
+// sets 50 M bits, 400 MB as positions.
+type positionReader struct {
+	f       *bloom.Filter
+	off     uint64 // the payload's next byte to scan
+	buf     []byte
+	store   []uint64
+	pending []uint64 // read, not consumed
+}
+
+func newPositionReader(f *bloom.Filter) *positionReader {
+	return &positionReader{f: f, buf: make([]byte, 64<<10), store: make([]uint64, 0, mergePositions+8*(64<<10))}
+}
+
+// fill returns the next positions not consumed: at least mergePositions of
+// them unless the filter has fewer left.
+func (r *positionReader) fill() []uint64 {
+	r.pending = append(r.store[:0], r.pending...)
+	for len(r.pending) < mergePositions && r.off < r.f.PayloadSize() {
+		n, _ := r.f.ReadAt(r.buf[:min(uint64(len(r.buf)), r.f.PayloadSize()-r.off)], int64(bloom.HeaderSize+r.off))
+		for j, b := range r.buf[:n] {
 			for ; b != 0; b &= b - 1 {
-				p := 8*(off+uint64(j)) + uint64(trailingZeros8(b))
-				out = append(out, p)
+				r.pending = append(r.pending, 8*(r.off+uint64(j))+uint64(trailingZeros8(b)))
 			}
 		}
+		r.off += uint64(n)
 	}
-	return out
+	return r.pending
+}
+
+// consume drops the first n positions fill returned.
+func (r *positionReader) consume(n int) { r.pending = r.pending[n:] }
+
+// done reports whether the filter has no positions beyond those pending.
+func (r *positionReader) done() bool { return r.off >= r.f.PayloadSize() }
+
+// setPositions returns the positions of f's set bits, increasing.
+func setPositions(f *bloom.Filter) []uint64 {
+	var out []uint64
+	for r := newPositionReader(f); ; {
+		p := r.fill()
+		if len(p) == 0 {
+			return out
+		}
+		out = append(out, p...)
+		r.consume(len(p))
+	}
 }
 
 func trailingZeros8(b byte) int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -64,5 +65,35 @@ func TestSetPositions(t *testing.T) {
 	g, _ := bloom.New(1000, 0.01)
 	if err := g.ApplyChanges(setPositions(f), f.Count()); err != nil || !g.Equal(f) || uint64(len(setPositions(f))) != f.SetBits() {
 		t.Fatalf("the positions of setPositions do not make the filter again (%v)", err)
+	}
+}
+
+// The reader gives every set position once, in order, across its refills,
+// whatever is consumed of each fill.
+func TestPositionReader(t *testing.T) {
+	f, _ := bloom.New(2_000_000, 0.01)
+	var want []uint64
+	for p := uint64(3); p < f.NumBits(); p += 5 {
+		want = append(want, p)
+	}
+	if err := f.ApplyChanges(want, 1); err != nil {
+		t.Fatal(err)
+	}
+	var got []uint64
+	r := newPositionReader(f)
+	for step := 1; ; step++ {
+		p := r.fill()
+		if len(p) == 0 {
+			break
+		}
+		if len(p) < mergePositions && !r.done() {
+			t.Fatalf("fill gave %d positions with more to read", len(p))
+		}
+		n := min(len(p), 1+len(p)/(1+step%3)) // some of it, as a piece under 1 MiB takes
+		got = append(got, p[:n]...)
+		r.consume(n)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %d positions; want %d", len(got), len(want))
 	}
 }
