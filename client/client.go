@@ -27,8 +27,8 @@
 // Every request is sent again, up to the retry policy's attempts
 // (WithRetry), when the answer says so: 503 busy, 503 checkpoint_pending
 // and 429 after their Retry-After (plus jitter), 502 shard_unavailable,
-// 503 canceled and a connection that failed after an exponential backoff
-// with jitter, 409 stale_generation at once. Every request of the API is
+// 503 canceled, a connection that failed and an answer cut short after an
+// exponential backoff with jitter, 409 stale_generation at once. Every request of the API is
 // safe to send again: adding a key twice sets the same bits. What a retry
 // can change is said where it can: Add's "new" answers, Create's Created
 // and Delete's 404.

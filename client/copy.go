@@ -71,9 +71,10 @@ type Copy struct {
 
 	syncing sync.Mutex // one sync at a time
 
-	mu    sync.RWMutex
-	set   snapshot.Set // nil before the first sync
-	state copyState
+	mu     sync.RWMutex
+	set    snapshot.Set // nil before the first sync
+	state  copyState
+	synced time.Time
 }
 
 // copyState is what a copy holds, as Path+".cursor" keeps it.
@@ -148,6 +149,15 @@ func (cp *Copy) Cursor() string {
 	return cp.state.Cursor
 }
 
+// Synced returns when a Sync last succeeded (whether or not the copy
+// changed), the zero time before one did: how far the copy may be behind
+// the service, for a caller that refuses to answer from a copy too old.
+func (cp *Copy) Synced() time.Time {
+	cp.mu.RLock()
+	defer cp.mu.RUnlock()
+	return cp.synced
+}
+
 // View calls f with the copy's filter (a *bloom.Filter or a
 // *snapshot.Sharded; nil when the copy holds nothing), which no sync changes
 // while f runs. f must not keep it, nor change it.
@@ -161,11 +171,16 @@ func (cp *Copy) View(f func(snapshot.Set)) {
 // holds, to w. It fails when the copy holds nothing.
 func (cp *Copy) WriteTo(w io.Writer) (int64, error) {
 	cp.mu.RLock()
-	defer cp.mu.RUnlock()
-	if cp.set == nil {
+	set := cp.set
+	var data []byte
+	var err error
+	if set != nil {
+		data, err = marshalSet(set) // under the lock: a sync may change set in place
+	}
+	cp.mu.RUnlock()
+	if set == nil {
 		return 0, errors.New("client: the copy holds nothing yet: Sync first")
 	}
-	data, err := marshalSet(cp.set)
 	if err != nil {
 		return 0, err
 	}
@@ -215,10 +230,15 @@ func (cp *Copy) Sync(ctx context.Context) (SyncResult, error) {
 	} else {
 		nset, next, err = cp.syncChanges(ctx, st, set)
 	}
-	if err != nil || !next.Changed {
+	if err != nil {
 		return next, err
 	}
 	cp.mu.Lock()
+	cp.synced = time.Now()
+	if !next.Changed {
+		cp.mu.Unlock()
+		return next, nil
+	}
 	if nset != nil {
 		cp.set = nset
 	}

@@ -7,9 +7,12 @@ import (
 	"log"
 	"net/http"
 	"os"
+	"slices"
 	"time"
 
+	"github.com/edgebloom/edgebloom/bloom"
 	"github.com/edgebloom/edgebloom/client"
+	"github.com/edgebloom/edgebloom/snapshot"
 	"github.com/edgebloom/edgebloom/token"
 )
 
@@ -134,4 +137,32 @@ func ExampleCopy() {
 
 	r, err := cp.Sync(ctx) // one sync, now
 	fmt.Println(r.Changed, r.Snapshot, r.Resync, r.Generation, err)
+}
+
+// ExampleClient_Merge shows keys hashed offline ORed into a service filter
+// in one request, where Add would take one a key.
+func ExampleClient_Merge() {
+	ctx := context.Background()
+	c, _ := client.New("https://bloom.example", client.WithToken(os.Getenv("EDGEBLOOM_TOKEN"))) // the secret or a write token
+	f, err := c.Create(ctx, "blocklist", client.Params{Capacity: 1_000_000, ErrorRate: 0.001})
+	if err != nil {
+		log.Fatal(err)
+	}
+
+	shard, _ := bloom.New(f.ShardCapacity, f.ErrorRate) // the service's shard: its m, k and seed 0
+	var positions []uint64
+	for _, url := range []string{"https://bad.example/", "https://worse.example/"} {
+		if shard.AddString(url) {
+			positions = append(positions, shard.Locations([]byte(url))...)
+		}
+	}
+	slices.Sort(positions)
+	delta := snapshot.EncodeDelta(&snapshot.Delta{M: f.ShardBits, K: f.Hashes, Shards: 1, Records: []snapshot.DeltaRecord{
+		{Shard: 0, To: 1, Count: shard.Count(), Positions: slices.Compact(positions)},
+	}})
+	m, err := c.Merge(ctx, "blocklist", delta) // at most 1 MiB and 1,048,576 positions a merge
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(m.Set, m.Generation) // the bits that were new; give m.Generation in the next deltas
 }

@@ -143,19 +143,13 @@ func (c *Client) sendBatch(ctx context.Context, name, action, field string, keys
 		body = appendKey(body, k)
 	}
 	body = append(body, "]}"...)
-	path := filterPath(name, "/"+action)
-	res, err := c.send(ctx, http.MethodPost, path, "", body, nil)
-	if err != nil {
-		return nil, err
-	}
-	got, err := readResults(res, field, len(keys))
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("client: POST %s: %w", path, err)
-	}
-	return got, nil
+	var got []bool
+	err := c.exchange(ctx, http.MethodPost, filterPath(name, "/"+action), "", "application/json", body, nil, func(res *http.Response) error {
+		var err error
+		got, err = readResults(res, field, len(keys))
+		return err
+	})
+	return got, err
 }
 
 // encodedKeyLen is the length of appendKey(nil, k).
@@ -203,11 +197,10 @@ func appendKey(dst []byte, k string) []byte {
 
 // readResults reads {"<field>": [bool, ...]} of n answers.
 func readResults(res *http.Response, field string, n int) ([]bool, error) {
-	defer res.Body.Close()
 	var out map[string][]bool
 	// An answer is at most 6 bytes a key and a few more.
 	if err := json.NewDecoder(io.LimitReader(res.Body, int64(n)*6+64)).Decode(&out); err != nil {
-		return nil, fmt.Errorf("reading the answer: %w", err)
+		return nil, err
 	}
 	got, ok := out[field]
 	if !ok || len(got) != n {

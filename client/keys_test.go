@@ -149,6 +149,18 @@ func TestBatchesStayUnderTheBodyLimit(t *testing.T) {
 			}
 		}
 	}
+	// Keys of 8 KiB with nothing to escape go 127 a request (docs/client.md).
+	plain := make([]string, 300)
+	for i := range plain {
+		plain[i] = fmt.Sprintf("%08d", i) + strings.Repeat("p", MaxKeyBytes-8)
+	}
+	s.batches = nil
+	if _, err := c.Add(context.Background(), "crawl", plain...); err != nil || len(s.batches) != 3 {
+		t.Fatalf("keys of 8 KiB: %d requests (%v)", len(s.batches), err)
+	}
+	if most := max(len(s.batches[0]), len(s.batches[1]), len(s.batches[2])); most != 127 {
+		t.Errorf("keys of 8 KiB: %d in a request at most; want 127", most)
+	}
 	if _, err := c.Add(context.Background(), "crawl", strings.Repeat("x", MaxKeyBytes+1)); err == nil ||
 		!strings.Contains(err.Error(), "key 0 is 8193 bytes") {
 		t.Errorf("a key over the limit: %v", err)
@@ -213,5 +225,35 @@ func TestNoKeysNoRequest(t *testing.T) {
 	got, err := c.Add(context.Background(), "crawl")
 	if err != nil || len(got) != 0 || len(s.batches) != 0 {
 		t.Errorf("Add of no keys: %v, %v, %d requests", got, err, len(s.batches))
+	}
+}
+
+func TestBatchesGoInParallel(t *testing.T) {
+	// Each request waits until three are in flight: with WithConcurrency(3)
+	// the batches of one Add get there; one at a time they would not.
+	all := make(chan struct{})
+	var once sync.Once
+	c, s := newKeyService(t, WithConcurrency(3), WithBatchKeys(10))
+	s.failOn = func(keys []string) (int, string) {
+		if s.inFlight.Load() >= 3 {
+			once.Do(func() { close(all) })
+		}
+		select {
+		case <-all:
+		case <-time.After(10 * time.Second):
+			return 500, `{"error":{"code":"internal","message":"no three requests in flight in 10 s"}}`
+		}
+		return 0, ""
+	}
+	keys := make([]string, 40)
+	for i := range keys {
+		keys[i] = "k" + strconv.Itoa(i)
+	}
+	added, err := c.Add(context.Background(), "crawl", keys...)
+	if err != nil || len(added) != 40 {
+		t.Fatalf("Add: %v", err)
+	}
+	if m := s.maxIn.Load(); m != 3 {
+		t.Errorf("%d requests in flight at most; want 3", m)
 	}
 }

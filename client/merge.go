@@ -47,18 +47,12 @@ func (c *Client) Merge(ctx context.Context, name string, delta []byte) (*MergeRe
 	if len(delta) == 0 || len(delta) > MaxBodyBytes {
 		return nil, fmt.Errorf("client: Merge: a delta of %d bytes; it must be 1 to %d", len(delta), MaxBodyBytes)
 	}
-	path := filterPath(name, "/merge")
-	res, err := c.sendAs(ctx, http.MethodPost, path, "", "application/octet-stream", delta, nil)
+	var m MergeResult
+	err := c.exchange(ctx, http.MethodPost, filterPath(name, "/merge"), "", "application/octet-stream", delta, nil, func(res *http.Response) error {
+		return json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&m)
+	})
 	if err != nil {
 		return nil, err
-	}
-	defer res.Body.Close()
-	var m MergeResult
-	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&m); err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, fmt.Errorf("client: POST %s: reading the answer: %w", path, err)
 	}
 	return &m, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -171,6 +172,48 @@ func retryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// exchange sends a request as send does and reads its answer with read. An
+// answer cut short (the connection failed while it was read) counts as a
+// failed attempt, and the request is sent again as the retry policy allows;
+// any other error of read is returned.
+func (c *Client) exchange(ctx context.Context, method, path, rawQuery, ctype string, body []byte, info *sent, read func(*http.Response) error) error {
+	if info == nil {
+		info = &sent{}
+	}
+	for attempt := 1; ; attempt++ {
+		res, err := c.sendAs(ctx, method, path, rawQuery, ctype, body, info)
+		if err != nil {
+			return err
+		}
+		err = read(res)
+		// The rest (a JSON answer's newline), so that the connection is
+		// kept for the next request.
+		io.Copy(io.Discard, io.LimitReader(res.Body, 4096))
+		res.Body.Close()
+		switch {
+		case err == nil:
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+		err = fmt.Errorf("client: %s %s: reading the answer: %w", method, path, err)
+		if !cutShort(err) || attempt >= c.retry.Attempts {
+			return err
+		}
+		info.unsure = true
+		if !c.sleep(ctx.Done(), c.backoff(attempt)) {
+			return ctx.Err()
+		}
+	}
+}
+
+// cutShort reports whether err is an answer's body that ended early: the
+// connection closed or failed before its end.
+func cutShort(err error) bool {
+	var ne net.Error
+	return errors.Is(err, io.ErrUnexpectedEOF) || errors.As(err, &ne)
+}
+
 // doJSON sends a request and decodes its JSON answer into out (when not
 // nil); it returns the answer's status.
 func (c *Client) doJSON(ctx context.Context, method, path string, in, out any, info *sent) (int, error) {
@@ -181,22 +224,16 @@ func (c *Client) doJSON(ctx context.Context, method, path string, in, out any, i
 			return 0, fmt.Errorf("client: %s %s: %w", method, path, err)
 		}
 	}
-	res, err := c.send(ctx, method, path, "", body, info)
-	if err != nil {
-		return 0, err
-	}
-	defer res.Body.Close()
-	if out == nil {
-		io.Copy(io.Discard, io.LimitReader(res.Body, maxErrorBody))
-		return res.StatusCode, nil
-	}
-	if err := json.NewDecoder(io.LimitReader(res.Body, 64<<20)).Decode(out); err != nil {
-		if ctx.Err() != nil {
-			return 0, ctx.Err()
+	status := 0
+	err := c.exchange(ctx, method, path, "", "application/json", body, info, func(res *http.Response) error {
+		status = res.StatusCode
+		if out == nil {
+			_, err := io.Copy(io.Discard, io.LimitReader(res.Body, maxErrorBody))
+			return err
 		}
-		return 0, fmt.Errorf("client: %s %s: reading the answer: %w", method, path, err)
-	}
-	return res.StatusCode, nil
+		return json.NewDecoder(io.LimitReader(res.Body, 64<<20)).Decode(out)
+	})
+	return status, err
 }
 
 // errUnexpected is wrapped by errors about an answer the service should not

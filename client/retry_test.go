@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -267,5 +269,64 @@ func TestCredentialAndUserAgent(t *testing.T) {
 	}
 	if _, err := c.Stats(context.Background(), "a/b"); err == nil || !strings.Contains(err.Error(), "filter name") {
 		t.Errorf("a name with a slash: %v", err)
+	}
+}
+
+func TestAnAnswerCutShortIsAskedAgain(t *testing.T) {
+	// The first answer promises 40 bytes and the connection closes after 12.
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if n.Add(1) == 1 {
+			w.Header().Set("Content-Length", "40")
+			io.WriteString(w, `{"added":[tr`)
+			return
+		}
+		io.WriteString(w, `{"added":[true]}`)
+	}))
+	defer srv.Close()
+	c, _ := New(srv.URL)
+	c.sleep = func(<-chan struct{}, time.Duration) bool { return true }
+	added, err := c.Add(context.Background(), "crawl", "k")
+	if err != nil || !added[0] || n.Load() != 2 {
+		t.Fatalf("Add: %v, %v after %d requests; want [true] after 2", added, err, n.Load())
+	}
+	// A body that is no answer at all is not asked again.
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n.Add(1)
+		io.WriteString(w, `<html>`)
+	}))
+	defer srv2.Close()
+	c, _ = New(srv2.URL)
+	n.Store(0)
+	if _, err := c.Stats(context.Background(), "crawl"); err == nil || n.Load() != 1 {
+		t.Fatalf("Stats of a page: %v after %d requests; want an error after 1", err, n.Load())
+	}
+}
+
+func TestConnectionsAreKept(t *testing.T) {
+	var conns atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		// As the service writes JSON: a newline after it. Long enough that
+		// the decoder stops before the end of the body.
+		io.WriteString(w, "{\"added\":["+strings.Repeat("true,", MaxKeysPerRequest-1)+"true]}\n")
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	c, _ := New(srv.URL)
+	keys := make([]string, MaxKeysPerRequest)
+	for range 20 {
+		if _, err := c.Add(context.Background(), "crawl", keys...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("20 adds one after another took %d connections; want 1", n)
 	}
 }

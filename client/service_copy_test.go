@@ -187,8 +187,12 @@ func TestServiceCopyResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := cp.Sync(ctx); err != nil || !r.Snapshot || !holdsAll(cp, a) {
-		t.Fatalf("the first Sync: %+v, %v", r, err)
+	if !cp.Synced().IsZero() || cp.Loaded() {
+		t.Fatal("a new copy says it synced")
+	}
+	before := time.Now()
+	if r, err := cp.Sync(ctx); err != nil || !r.Snapshot || !holdsAll(cp, a) || cp.Synced().Before(before) {
+		t.Fatalf("the first Sync: %+v, %v, synced at %v", r, err, cp.Synced())
 	}
 	// The file is a snapshot any reader of the format loads.
 	data, err := os.ReadFile(path)

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -67,63 +68,42 @@ type download struct {
 // getBinary GETs a binary answer and reads it whole; an answer cut short is
 // asked for again, as the retry policy allows.
 func (c *Client) getBinary(ctx context.Context, path, rawQuery string) (*download, error) {
-	for attempt := 1; ; attempt++ {
-		res, err := c.send(ctx, http.MethodGet, path, rawQuery, nil, nil)
-		if err != nil {
-			return nil, err
-		}
+	var d download
+	err := c.exchange(ctx, http.MethodGet, path, rawQuery, "", nil, nil, func(res *http.Response) error {
 		body, err := readBody(res, maxSnapshotBytes)
-		if err == nil {
-			return &download{body, res.Header}, nil
-		}
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		err = fmt.Errorf("client: GET %s: %w", path, err)
-		if errors.Is(err, errTooLarge) || attempt >= c.retry.Attempts {
-			return nil, err
-		}
-		if !c.sleep(ctx.Done(), c.backoff(attempt)) {
-			return nil, ctx.Err()
-		}
+		d = download{body, res.Header}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
+	return &d, nil
 }
 
 var errTooLarge = errors.New("answer larger than the largest filter")
 
 // readBody reads an answer whole, checking its Content-Length, at most limit
-// bytes.
+// bytes. What it holds grows with what arrives: a Content-Length is trusted
+// for at most maxPrealloc bytes before they come.
 func readBody(res *http.Response, limit int64) ([]byte, error) {
-	defer res.Body.Close()
 	if res.ContentLength > limit {
 		return nil, fmt.Errorf("%w: Content-Length %d", errTooLarge, res.ContentLength)
 	}
-	size := int64(0)
-	if res.ContentLength > 0 {
-		size = res.ContentLength
+	buf := bytes.NewBuffer(make([]byte, 0, min(max(res.ContentLength, 0), maxPrealloc)+1))
+	if _, err := io.Copy(buf, io.LimitReader(res.Body, limit+1)); err != nil {
+		return nil, err
 	}
-	buf := make([]byte, 0, size+1)
-	for {
-		if int64(len(buf)) > limit {
-			return nil, fmt.Errorf("%w: more than %d bytes", errTooLarge, limit)
-		}
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := res.Body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, err
-		}
+	switch n := int64(buf.Len()); {
+	case n > limit:
+		return nil, fmt.Errorf("%w: more than %d bytes", errTooLarge, limit)
+	case res.ContentLength >= 0 && n != res.ContentLength:
+		return nil, fmt.Errorf("%d of the %d bytes of Content-Length: %w", n, res.ContentLength, io.ErrUnexpectedEOF)
 	}
-	if res.ContentLength >= 0 && int64(len(buf)) != res.ContentLength {
-		return nil, fmt.Errorf("%d of the %d bytes of Content-Length: %w", len(buf), res.ContentLength, io.ErrUnexpectedEOF)
-	}
-	return buf, nil
+	return buf.Bytes(), nil
 }
+
+// maxPrealloc bounds what readBody allocates before the bytes arrive.
+const maxPrealloc = 16 << 20
 
 // loadSnapshot loads a snapshot the service sent.
 func loadSnapshot(d *download) (snapshot.Set, error) {
