@@ -131,6 +131,39 @@ test('push of a built filter, killed part way and run again, then pull and pull 
   assert.deepEqual(new Uint8Array(readFileSync(copy)), await snapshot('many'));
 });
 
+test('pull --every keeps the file in sync until interrupted', async () => {
+  const { file } = keysFile('every.txt', 1000, 7_000_000);
+  assert.equal(cli('push', '--keys', '-n', '100000', '--name', 'every', file, base).status, 0);
+  const copy = join(dir, 'every.copy');
+  const child = spawn(bin, ['pull', '--every', '100ms', `${base}/v1/filters/every`, copy], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = once(child, 'exit');
+  // until the file holds what the service holds (60 s at most)
+  const synced = async () => {
+    const want = await snapshot('every');
+    for (const deadline = Date.now() + 60_000; ;) {
+      if (existsSync(copy) && Buffer.compare(readFileSync(copy), want) === 0) return;
+      assert.equal(child.exitCode, null, stderr);
+      assert.ok(Date.now() < deadline, `the copy never caught up: ${stderr}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await synced();
+  const more = keysFile('every-more.txt', 500, 8_000_000);
+  assert.equal(cli('push', '--keys', '--name', 'every', more.file, base).status, 0);
+  await synced();
+  child.kill('SIGINT');
+  const [code] = await exited;
+  assert.equal(code, 0, stderr);
+  assert.match(stderr, /: snapshot,/);
+  assert.match(stderr, /: delta,/);
+});
+
 test('push refuses a state file of another push, and a filter of other parameters', async () => {
   const { file } = keysFile('other.txt', 10);
   const state = join(dir, 'other.state');
