@@ -55,8 +55,22 @@ func pushFilter(ctx context.Context, e *env, c *client.Client, name, path string
 		return 0, err
 	}
 	params.Canonicalize = so.canonical
-	if _, err := c.Create(ctx, name, params); err != nil {
-		return 0, fmt.Errorf("making %s for %s (capacity %d, errorRate %g, %d shards): %w", name, path, params.Capacity, params.ErrorRate, params.Shards, err)
+	// The filter is made when the first merge finds none: with the secret;
+	// a write token pushes to a filter that exists. One that exists with
+	// other shards, bits or hashes is the merge's 409 conflict, which says
+	// which.
+	merge := func(body []byte) (*client.MergeResult, error) {
+		ans, err := c.Merge(ctx, name, body)
+		if errors.Is(err, client.ErrNotFound) {
+			if _, err := c.Create(ctx, name, params); err != nil {
+				return nil, fmt.Errorf("making %s for %s (capacity %d, errorRate %g, %d shards): %w", name, path, params.Capacity, params.ErrorRate, params.Shards, err)
+			}
+			ans, err = c.Merge(ctx, name, body)
+		}
+		if errors.Is(err, client.ErrConflict) && st.Generation != 0 {
+			err = fmt.Errorf("%w (the filter was made again since the push began: push --restart to publish to the new one)", err)
+		}
+		return ans, err
 	}
 	var total, count uint64
 	for _, f := range shards {
@@ -79,10 +93,7 @@ func pushFilter(ctx context.Context, e *env, c *client.Client, name, path string
 				body, _ = mergeBody(st.Generation, f, len(shards), i, positions[:n], f.Count())
 			}
 			if piece >= st.Done {
-				ans, err := c.Merge(ctx, name, body)
-				if errors.Is(err, client.ErrConflict) {
-					err = fmt.Errorf("%w: the filter is not the one this push began with (deleted and made again, or other parameters): push with --restart", err)
-				}
+				ans, err := merge(body)
 				if err != nil {
 					return uint64(float64(count) * float64(done.Load()) / float64(max(total, 1))), err
 				}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -95,5 +98,43 @@ func TestPositionReader(t *testing.T) {
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("read %d positions; want %d", len(got), len(want))
+	}
+}
+
+// build --shards writes a sharded snapshot whose shards are the service's
+// for the same parameters: each key in the shard snapshot.Route picks,
+// each shard made for ceil(n / shards) keys.
+func TestBuildShards(t *testing.T) {
+	dir := t.TempDir()
+	expect(t, dir, urls(0, 5000), 0, "build", "-n", "10000", "--shards", "3", "-o", "s.bloom")
+	data, err := os.ReadFile(filepath.Join(dir, "s.bloom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sh, err := snapshot.LoadSharded(data, client.MaxShardBits)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := bloom.New(3334, 0.01)
+	var count uint64
+	for _, f := range sh.Shards {
+		if f.NumBits() != want.NumBits() || f.NumHashes() != want.NumHashes() || f.Capacity() != 3334 {
+			t.Fatalf("a shard of %d bits, %d hashes, capacity %d; want %d, %d, 3334", f.NumBits(), f.NumHashes(), f.Capacity(), want.NumBits(), want.NumHashes())
+		}
+		count += f.Count()
+	}
+	for _, k := range strings.Fields(urls(0, 5000)) {
+		if !sh.Shards[snapshot.Route(sh.Router, k)].HasString(k) {
+			t.Fatalf("%s is not in its shard", k)
+		}
+	}
+	if count < 4990 || count > 5000 {
+		t.Errorf("the shards count %d keys; want about 5000", count)
+	}
+	for _, bad := range [][]string{{"--shards", "1"}, {"--shards", "65"}, {"--shards", "2", "--window", "3"}, {"--shards", "2", "--kind", "blocked"}} {
+		r := expect(t, dir, "", 2, append([]string{"build", "-n", "100", "-o", "x.bloom"}, bad...)...)
+		if !strings.Contains(r.stderr, "--shards") {
+			t.Errorf("build %v: %q; want an error naming --shards", bad, r.stderr)
+		}
 	}
 }

@@ -5,7 +5,8 @@
 // makes of the same keys in the same order (count included). A push of a
 // built filter through the merge endpoint, killed and resumed, makes the
 // service's filter the built one; pull writes it to a file and, run
-// again, fetches only a delta.
+// again, fetches only a delta; `build --shards` makes the sharded filter a
+// service filter of as many shards holds.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
@@ -129,6 +130,24 @@ test('push of a built filter, killed part way and run again, then pull and pull 
   assert.equal(second.status, 0, second.stderr);
   assert.match(second.stderr, /: delta,/);
   assert.deepEqual(new Uint8Array(readFileSync(copy)), await snapshot('many'));
+});
+
+test('build --shards and push: the service filter of 3 shards, made before with its own capacity, is the build', async () => {
+  const { file } = keysFile('sharded.txt', 20_000, 9_000_000);
+  const built = join(dir, 'sharded.bloom');
+  assert.equal(cli('build', '-n', '100000', '--shards', '3', '-o', built, file).status, 0);
+  assert.equal(
+    (await w.request('PUT', '/v1/filters/sharded', { capacity: 100_000, errorRate: 0.01, shards: 3 })).status,
+    201,
+  );
+  const res = cli('push', built, base);
+  assert.equal(res.status, 0, res.stderr);
+  assert.deepEqual(await snapshot('sharded'), new Uint8Array(readFileSync(built)));
+  // Into a filter of one shard: refused, naming both.
+  assert.equal((await w.request('PUT', '/v1/filters/one', { capacity: 100_000, errorRate: 0.01 })).status, 201);
+  const refused = cli('push', '--name', 'one', built, base);
+  assert.equal(refused.status, 2);
+  assert.match(refused.stderr, /409 conflict: the delta is of 3 shards .* the filter has 1 shards/);
 });
 
 test('pull --every keeps the file in sync until interrupted', async () => {
