@@ -31,8 +31,8 @@ type ServiceConfig struct {
 	// each collector has its own; the visited set is shared.
 	Frontier string
 	// Capacity, ErrorRate and Shards make the filter when it does not exist
-	// (with the secret); a Capacity of 0 uses the filter as it is, which
-	// must exist.
+	// (with the secret; with a write token, which may not make one, and
+	// with a Capacity of 0, the filter is used as it is, and must exist).
 	Capacity  uint64
 	ErrorRate float64
 	Shards    int
@@ -96,8 +96,10 @@ func newServiceSeen(ctx context.Context, cfg ServiceConfig) (*serviceSeen, error
 		return nil, fmt.Errorf("bloomstorage: NewService: %w", err)
 	}
 	if cfg.Capacity > 0 {
+		// A write token may not make filters (403): the filter is then
+		// used as it is, and the first request says if it is missing.
 		p := client.Params{Capacity: cfg.Capacity, ErrorRate: cfg.ErrorRate, Shards: cfg.Shards}
-		if _, err := c.Create(ctx, cfg.Filter, p); err != nil {
+		if _, err := c.Create(ctx, cfg.Filter, p); err != nil && !errors.Is(err, client.ErrForbidden) {
 			return nil, fmt.Errorf("bloomstorage: NewService: making %s: %w", cfg.Filter, err)
 		}
 	}
