@@ -358,3 +358,28 @@ export const cpuMs = (pids) => pids.reduce((t, p) => t + (Number(stat(p)[11]) + 
 
 /** The resident size of the processes, in bytes. */
 export const rss = (pids) => pids.reduce((t, p) => t + Number(stat(p)[21]) * PAGE, 0);
+
+/**
+ * Runs `go test -tags workerd -count=1 -timeout 10m -v ARGS` in cwd against
+ * the service w (a serveProcess): its URL, the secret and the control
+ * server of the Durable Objects' test hooks in EDGEBLOOM_SERVICE_URL,
+ * EDGEBLOOM_SERVICE_TOKEN and EDGEBLOOM_SERVICE_CONTROL. It passes the
+ * output on and returns the exit code and the output.
+ */
+export async function goTestAgainst(w, cwd, args) {
+  const child = spawn('go', ['test', '-tags', 'workerd', '-count=1', '-timeout', '10m', '-v', ...args], {
+    cwd,
+    env: {
+      ...process.env,
+      EDGEBLOOM_SERVICE_URL: w.url,
+      EDGEBLOOM_SERVICE_TOKEN: TOKEN,
+      EDGEBLOOM_SERVICE_CONTROL: w.control,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (d) => ((out += d), process.stdout.write(d)));
+  child.stderr.on('data', (d) => ((out += d), process.stderr.write(d)));
+  const [code] = await once(child, 'exit');
+  return { code, out };
+}

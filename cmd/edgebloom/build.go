@@ -17,7 +17,7 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name: "build",
-		args: "-n N [-p P] [--kind K [--for-parquet]] [--canonical] [--window G] [-o FILE] [INPUT...]",
+		args: "-n N [-p P] [--kind K [--for-parquet]] [--canonical] [--window G] [--shards S] [-o FILE] [INPUT...]",
 		about: `Build reads keys (URLs), one a line, from the inputs in turn ("-" or none:
 stdin; gzip is recognized by its first bytes) into a new filter made for N
 keys at false-positive rate P, and prints a summary. --kind blocked makes
@@ -28,7 +28,10 @@ Parquet reader accepts (Arrow C++, Velox and ClickHouse refuse other
 lengths), at up to twice the bits and a lower rate. With
 --window G it makes
 a window filter of G generations of N keys each, and fills the newest; see
-"edgebloom rotate". With --canonical, lines that are not http(s) URLs are
+"edgebloom rotate". With --shards S it makes S filters of N/S keys each
+and routes each key to one as the edge service does, and writes a sharded
+snapshot: push publishes it to a service filter of S shards (a shard holds
+at most 2^28 bits, about 28 M keys at 1%). With --canonical, lines that are not http(s) URLs are
 counted as invalid and skipped. Progress goes to stderr: a bar on a
 terminal, a line every --progress interval otherwise. Without -o the filter
 is written to stdout, unless stdout is a terminal.`,
@@ -43,6 +46,7 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	kind := fs.String("kind", "classic", "filter `kind`: classic or blocked (split-block, Parquet's)")
 	forParquet := fs.Bool("for-parquet", false, "with --kind blocked: a power of two of blocks, at most 128 MiB, which every Parquet reader accepts")
 	window := fs.Int("window", 0, "make a window filter of this many `generations`")
+	shards := fs.Int("shards", 0, "make a sharded snapshot of this many shards (2 to 64), routed as the edge service routes keys")
 	out := fs.String("o", "", "output `file` (default: stdout)")
 	every := fs.Duration("progress", 2*time.Second, "interval between progress lines when stderr is not a terminal; 0 for none")
 	canonical := canonFlags(fs)
@@ -61,6 +65,10 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 			return 2, fmt.Errorf("--kind %q: the kind must be classic or blocked", *kind)
 		case *kind == "blocked" && *window > 0:
 			return 2, errors.New("--kind blocked and --window: a window's generations are classic filters")
+		case *shards != 0 && (*shards < 2 || *shards > 64):
+			return 2, fmt.Errorf("--shards %d: a sharded filter has 2 to 64 shards, as a service filter", *shards)
+		case *shards != 0 && (*kind != "classic" || *window > 0):
+			return 2, errors.New("--shards makes classic shards: not with --kind blocked or --window")
 		case *forParquet && *kind != "blocked":
 			return 2, errors.New("--for-parquet needs --kind blocked: the split-block filter is the one Parquet stores")
 		case *out == "" && isTerminal(e.stdout):
@@ -74,7 +82,7 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		if *forParquet {
 			*kind = "blocked-parquet"
 		}
-		f, k, finish, err := newOutput(e, uint64(n), *p, *kind, *window, *out)
+		f, k, finish, err := newOutput(e, uint64(n), *p, *kind, *window, *shards, *out)
 		if err != nil {
 			return 2, err
 		}
@@ -114,6 +122,9 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 				s.add("invalid", "%d, skipped (first: %v)", invalid, firstInvalid)
 			}
 		}
+		if *shards > 0 {
+			s.add("shards", "%d of %d bits each", *shards, f.NumBits()/uint64(*shards))
+		}
 		if *window > 0 {
 			s.add("generations", "%d of %d bits each", *window, f.NumBits()/uint64(*window))
 		}
@@ -138,7 +149,7 @@ func buildFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 // path, or one in memory that finish writes to path or stdout. finish(true)
 // makes the output durable and releases it; finish(false) abandons it and
 // removes a partly written file.
-func newOutput(e *env, n uint64, p float64, kind string, window int, path string) (f filter, k uint32, finish func(ok bool) error, err error) {
+func newOutput(e *env, n uint64, p float64, kind string, window, shards int, path string) (f filter, k uint32, finish func(ok bool) error, err error) {
 	emit := func(w io.WriterTo) func(bool) error {
 		return func(ok bool) error {
 			switch {
@@ -152,6 +163,12 @@ func newOutput(e *env, n uint64, p float64, kind string, window int, path string
 		}
 	}
 	switch {
+	case shards > 0:
+		s, err := newShardedFilter(n, p, shards)
+		if err != nil {
+			return nil, 0, nil, libError(err)
+		}
+		return s, s.Shards[0].NumHashes(), emit(s), nil
 	case window > 0:
 		w, err := bloom.NewWindow(n, p, window)
 		if err != nil {

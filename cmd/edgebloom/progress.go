@@ -31,6 +31,10 @@ type progress struct {
 	interval time.Duration
 	start    time.Time
 	keys     atomic.Uint64
+	// label names the command in plain lines; fraction, when not nil,
+	// says how much is done (0 to 1, or -1 when unknown), else src does.
+	label    string
+	fraction func() float64
 	src      *lineSource // bytes read and total size, for the ETA
 
 	stop chan struct{}
@@ -43,7 +47,13 @@ const ttyRedraw = 200 * time.Millisecond
 
 // startProgress starts reporting on out. An interval of 0 reports nothing.
 func startProgress(out io.Writer, interval time.Duration, src *lineSource) *progress {
-	p := &progress{out: out, tty: isTerminal(out), interval: interval, start: time.Now(), src: src, stop: make(chan struct{})}
+	return startProgressOf(out, "build", interval, src, nil)
+}
+
+// startProgressOf starts reporting on out for the command label, with the
+// fraction done from fraction (when not nil) or from src's bytes.
+func startProgressOf(out io.Writer, label string, interval time.Duration, src *lineSource, fraction func() float64) *progress {
+	p := &progress{out: out, tty: isTerminal(out), interval: interval, start: time.Now(), label: label, fraction: fraction, src: src, stop: make(chan struct{})}
 	if interval <= 0 {
 		return p
 	}
@@ -80,9 +90,11 @@ func (p *progress) report() {
 	keys := p.keys.Load()
 	elapsed := time.Since(p.start)
 	rate := float64(keys) / elapsed.Seconds()
-	read, total := p.src.read.Load(), p.src.total
-	frac := -1.0
-	if total > 0 {
+	frac, total := -1.0, int64(-1)
+	if p.fraction != nil {
+		frac = p.fraction()
+	} else if read := p.src.read.Load(); p.src.total > 0 {
+		total = p.src.total
 		frac = min(1, float64(read)/float64(total))
 	}
 	eta := ""
@@ -99,9 +111,11 @@ func (p *progress) report() {
 		fmt.Fprintf(p.out, "\r\033[K%s%s keys  %s keys/s  %s", bar, si(float64(keys)), si(rate), eta)
 		return
 	}
-	line := fmt.Sprintf("edgebloom: build: %d keys, %s keys/s", keys, si(rate))
-	if frac >= 0 {
+	line := fmt.Sprintf("edgebloom: %s: %d keys, %s keys/s", p.label, keys, si(rate))
+	if frac >= 0 && total > 0 {
 		line += fmt.Sprintf(", %.1f%% of %s, %s", 100*frac, bytesIEC(uint64(total)), eta)
+	} else if frac >= 0 {
+		line += fmt.Sprintf(", %.1f%%, %s", 100*frac, eta)
 	}
 	fmt.Fprintln(p.out, line)
 }

@@ -17,8 +17,20 @@ import (
 func init() {
 	commands = append(commands, &command{
 		name: "push",
-		args: "[--name N] [--cluster] [--recreate] FILE URL",
-		about: `Push copies the filter in FILE into Redis at URL (redis://[user:password@]host:port/db,
+		args: "[--name N] [--cluster] [--recreate] FILE URL\n       push [--name N] [--state F] [--restart] [--parallel P] FILE http(s)://SERVICE[/v1/filters/N]\n       push --keys [--name N] [-n N -p P --shards S] [--state F] [INPUT...] http(s)://SERVICE[/v1/filters/N]",
+		about: `With an http(s) URL, push publishes to the edge service (worker/README.md),
+with the credential of EDGEBLOOM_TOKEN or --token-file (the secret or a
+write token): FILE, a filter built with build (or a sharded snapshot), is
+sent as its bits through the service's merge endpoint, making the filter
+with FILE's parameters if it does not exist; with --keys, the keys of the
+inputs, one a line ("-" or none: stdin), are added in batches of 10,000,
+--parallel at once (-n, -p and --shards make the filter first). Either
+records its progress after every acknowledged request in a state file
+(--state, default .edgebloom-push-NAME.json): run the same command again
+after an interruption and it resumes there; the file is removed when the
+push ends. A bar on a terminal, lines every --progress otherwise.
+
+Push copies the filter in FILE into Redis at URL (redis://[user:password@]host:port/db,
 rediss:// for TLS, unix://path) as the filter called N, by default FILE's
 name without its extension. FILE holds a classic filter, or a sharded snapshot
 of the edge service or of pull. The name must be free in Redis: delete the
@@ -30,8 +42,14 @@ redisfilter, and check and add with --redis.`,
 		flags: pushFlags,
 	}, &command{
 		name: "pull",
-		args: "[--name N] [--cluster] URL FILE",
-		about: `Pull writes the filter called N in Redis at URL (by default FILE's name
+		args: "[--name N] [--cluster] URL FILE\n       pull [--name N] [--mode changes|checkpoints] [--every D] http(s)://SERVICE[/v1/filters/N] FILE",
+		about: `With an http(s) URL, pull writes the service's filter N (by default FILE's
+name without its extension) to FILE, and FILE.cursor beside it: run again,
+it fetches only what changed since (a delta), or the whole filter when it
+was made again; with --every it keeps FILE in sync until interrupted. It
+needs the secret or a read token (EDGEBLOOM_TOKEN or --token-file).
+
+Pull writes the filter called N in Redis at URL (by default FILE's name
 without its extension) to FILE in the portable format: a classic filter, or
 a sharded snapshot when the filter has several shards. "-" is stdout.`,
 		flags: pullFlags,
@@ -119,7 +137,11 @@ func (t trimmedPrefix) Unwrap() error { return t.error }
 func pushFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	o := redisTargetFlags(fs, false)
 	recreate := fs.Bool("recreate", false, "replace a lost filter of the same name (its keys gone from Redis)")
+	so := serviceFlags(fs, true)
 	return func(e *env, args []string) (int, error) {
+		if len(args) > 0 && isServiceURL(args[len(args)-1]) {
+			return pushService(e, args, o.name, so)
+		}
 		if len(args) != 2 {
 			return 2, fmt.Errorf("want FILE and URL, got %d arguments", len(args))
 		}
@@ -186,7 +208,11 @@ func (s snapshotTo) WriteTo(w io.Writer) (int64, error) { return s.f.WriteSnapsh
 
 func pullFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 	o := redisTargetFlags(fs, false)
+	so := serviceFlags(fs, false)
 	return func(e *env, args []string) (int, error) {
+		if len(args) == 2 && isServiceURL(args[0]) {
+			return pullService(e, args, o.name, so)
+		}
 		if len(args) != 2 {
 			return 2, fmt.Errorf("want URL and FILE, got %d arguments", len(args))
 		}

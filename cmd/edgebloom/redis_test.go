@@ -87,7 +87,7 @@ func TestRedisErrors(t *testing.T) {
 		{[]string{"push", "w.bloom", url}, "a window filter; Redis holds classic filters"},
 		{[]string{"push", "missing.bloom", url}, "no such file"},
 		{[]string{"push", "f.bloom"}, "want FILE and URL"},
-		{[]string{"push", "f.bloom", "http://nope"}, "redis URL"},
+		{[]string{"push", "f.bloom", "ftp://nope"}, "redis URL"},
 		{[]string{"pull", url, "g.bloom"}, `no filter of this name: "g" (make one with edgebloom build, then push)`},
 		{[]string{"pull", url, "-"}, "--name is needed"},
 		{[]string{"check", "--redis", url, "k"}, "--redis needs --name"},

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log"
+	"os"
 	"time"
 
 	"github.com/edgebloom/edgebloom/colly/bloomstorage"
@@ -69,6 +70,34 @@ func ExampleNewRedis() {
 	client := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer client.Close()
 	store, err := bloomstorage.NewRedis(ctx, client, "crawl", 100_000_000, 1e-6) // every collector: the same name and arguments
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close()
+	c := colly.NewCollector()
+	if err := c.SetStorage(store); err != nil {
+		log.Fatal(err)
+	}
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		store.AddURL(e.Request.AbsoluteURL(e.Attr("href")))
+	})
+	store.AddURL("https://example.com/")
+	if err := store.Run(c, 8); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// Collectors anywhere share one visited set in a filter of the edge
+// service (worker/), with no Redis to run; each keeps its frontier in a
+// file of its own. A 502 that outlasts the client's retries stops Run with
+// the error, and nothing is lost: run again.
+func ExampleNewService() {
+	store, err := bloomstorage.NewService(context.Background(), bloomstorage.ServiceConfig{
+		URL:      "https://bloom.example",      // the edge service
+		Token:    os.Getenv("EDGEBLOOM_TOKEN"), // a write token of the filter (or the secret, which also makes it)
+		Filter:   "crawl",                      // every collector of the crawl: the same filter
+		Frontier: "crawl.frontier",             // this collector's own
+	})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -173,7 +173,8 @@ func (s *Storage) AddURL(rawURL string) error {
 
 // AddRequest adds r (its method, URL, body, headers, depth and context,
 // as r.Marshal keeps them) to the frontier, unless it was visited
-// already: then it returns an error wrapping ErrVisited.
+// already: then it returns an error wrapping ErrVisited. When the visited
+// set cannot be asked, the request joins the frontier all the same.
 func (s *Storage) AddRequest(r *colly.Request) error {
 	if r.URL == nil {
 		return errors.New("bloomstorage: AddRequest: a request without a URL")
@@ -195,9 +196,10 @@ func (s *Storage) AddRequest(r *colly.Request) error {
 		r.Body = bytes.NewReader(body)
 	}
 	id := requestID(r.URL.String(), body)
-	if v, err := s.seen.has(key(id)); err != nil {
-		return err
-	} else if v {
+	// A visited set that cannot be asked now (a service filter's 502 after
+	// its retries) loses no link: the frontier keeps the request, and Run
+	// tests it when it takes it.
+	if v, err := s.seen.has(key(id)); err == nil && v {
 		return fmt.Errorf("%w (%s)", ErrVisited, r.URL)
 	}
 	return s.front.push([]entry{newEntry(id, req)})

@@ -73,7 +73,7 @@ func kinds(t *testing.T) []kind {
 	path := filepath.Join(t.TempDir(), "crawl.bloom")
 	srv := redistest.Start(t)
 	name := "crawl-" + strconv.FormatInt(time.Now().UnixNano(), 36)
-	return []kind{
+	return append([]kind{
 		{"file", func() *bloomstorage.Storage { return must(bloomstorage.NewFile(path, capacity, fpRate)) },
 			[]string{"BLOOMSTORAGE_CHILD_FILE=" + path}},
 		{"redis", func() *bloomstorage.Storage {
@@ -81,7 +81,7 @@ func kinds(t *testing.T) []kind {
 			t.Cleanup(func() { client.Close() })
 			return must(bloomstorage.NewRedis(context.Background(), client, name, capacity, fpRate))
 		}, []string{"BLOOMSTORAGE_CHILD_REDIS=" + srv.Addr(), "BLOOMSTORAGE_CHILD_NAME=" + name}},
-	}
+	}, serviceKinds(t)...)
 }
 
 // TestResumeMaxRequests stops a crawl by the collector's MaxRequests, then
@@ -226,7 +226,9 @@ func TestMain(m *testing.M) {
 			owningChild(o)
 		}
 		var store *bloomstorage.Storage
-		if addr := os.Getenv("BLOOMSTORAGE_CHILD_REDIS"); addr != "" {
+		if frontier := os.Getenv("BLOOMSTORAGE_CHILD_SERVICE_FRONTIER"); frontier != "" {
+			store = must(bloomstorage.NewService(context.Background(), serviceConfig(os.Getenv("BLOOMSTORAGE_CHILD_NAME"), frontier)))
+		} else if addr := os.Getenv("BLOOMSTORAGE_CHILD_REDIS"); addr != "" {
 			client := redis.NewClient(&redis.Options{Addr: addr})
 			store = must(bloomstorage.NewRedis(context.Background(), client, os.Getenv("BLOOMSTORAGE_CHILD_NAME"), capacity, fpRate))
 		} else {

@@ -7,6 +7,7 @@ module github.com/edgebloom/edgebloom/examples/colly-crawler
 go 1.24.0
 
 require (
+	github.com/edgebloom/edgebloom v0.1.0
 	github.com/edgebloom/edgebloom/colly v0.1.0
 	github.com/edgebloom/edgebloom/redisfilter v0.1.0
 	github.com/gocolly/colly/v2 v2.3.0

@@ -5,11 +5,21 @@
 //	go run . -storage memory http://127.0.0.1:8080/
 //	go run . -storage file -file crawl.bloom https://example.com/
 //	go run . -storage redis -redis redis://127.0.0.1:6379/0 https://example.com/
+//	EDGEBLOOM_TOKEN=secret go run . -storage service -service http://127.0.0.1:8787 https://example.com/
 //
 // memory: a SyncFilter, for one process. file: a filter file that a crawl
 // stopped and started again reads back, so it fetches nothing twice and
 // carries on where it stopped. redis: one filter in Redis that crawlers on
-// several machines share: of all of them, one fetches each page.
+// several machines share: of all of them, one fetches each page. service:
+// one filter of the edge service (worker/), shared the same way over
+// HTTPS, with the frontier in a local file (-frontier).
+//
+// With -publish NAME, it adds the URL of every page it fetched (with
+// -match TEXT, of those whose HTML holds TEXT) to the service filter NAME,
+// which pages and extensions keep a copy of (examples/sync-extension):
+// what the crawler finds, every browser then knows offline. The
+// credential is EDGEBLOOM_TOKEN: the secret, or a write token of the
+// filters.
 //
 // It follows links within the seeds' hosts with the storage's Run, which
 // fetches again a page whose fetch failed for a reason that can pass (no
@@ -46,10 +56,14 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("crawler", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	kind := fs.String("storage", "memory", "where the visited set lives: memory, file or redis")
+	kind := fs.String("storage", "memory", "where the visited set lives: memory, file, redis or service")
 	file := fs.String("file", "crawl.bloom", "with -storage file: the filter file, made on the first run")
 	redisURL := fs.String("redis", "redis://127.0.0.1:6379/0", "with -storage redis: the server")
-	name := fs.String("name", "crawl", "with -storage redis: the filter's key prefix; crawlers that share it share the set")
+	name := fs.String("name", "crawl", "with -storage redis or service: the filter's name; crawlers that share it share the set")
+	service := fs.String("service", "http://127.0.0.1:8787", "with -storage service or -publish: the edge service's URL")
+	frontier := fs.String("frontier", "crawl.frontier", "with -storage service: this crawler's frontier file")
+	publish := fs.String("publish", "", "add the URL of each page fetched to this service filter")
+	match := fs.String("match", "", "with -publish: only the pages whose HTML holds this text")
 	capacity := fs.Uint64("n", 1_000_000, "pages the filter is made for")
 	fpRate := fs.Float64("p", 1e-6, "false-positive rate: the share of new pages skipped as if seen")
 	parallel := fs.Int("parallel", 8, "requests at a time")
@@ -64,12 +78,27 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fs.Usage()
 		return 2
 	}
-	store, closeStore, err := open(*kind, *file, *redisURL, *name, *capacity, *fpRate)
+	where := place{*file, *redisURL, *service, *name, *frontier}
+	store, closeStore, err := open(*kind, where, *capacity, *fpRate)
 	if err != nil {
 		fmt.Fprintf(stderr, "crawler: %v\n", err)
 		return 2
 	}
-	n, err := crawl(store, fs.Args(), *parallel, stdout, stderr)
+	var pub *publisher
+	if *publish != "" {
+		if pub, err = newPublisher(*service, *publish, *match); err != nil {
+			closeStore()
+			fmt.Fprintf(stderr, "crawler: %v\n", err)
+			return 2
+		}
+	}
+	n, err := crawl(store, fs.Args(), *parallel, pub, stdout, stderr)
+	if pub != nil {
+		if perr := pub.flush(); err == nil && perr != nil {
+			err = perr
+		}
+		fmt.Fprintf(stderr, "published %d pages to %s\n", pub.sent, *publish)
+	}
 	var failed []bloomstorage.Failure
 	if err == nil {
 		failed, err = store.Failures()
@@ -91,10 +120,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// place is where the storages live: the file, the Redis server, the
+// service, the filter's name and the service storage's frontier file.
+type place struct{ file, redisURL, service, name, frontier string }
+
 // open returns the storage of the given kind and the function that
 // closes it: a file is synced and unlocked, a Redis client disconnected.
-func open(kind, file, redisURL, name string, capacity uint64, fpRate float64) (*bloomstorage.Storage, func() error, error) {
+func open(kind string, at place, capacity uint64, fpRate float64) (*bloomstorage.Storage, func() error, error) {
+	file, redisURL, name := at.file, at.redisURL, at.name
 	switch kind {
+	case "service":
+		// With the secret, the filter is made for -n and -p if it does not
+		// exist; with a write token it must exist.
+		s, err := bloomstorage.NewService(context.Background(), bloomstorage.ServiceConfig{
+			URL: at.service, Token: os.Getenv("EDGEBLOOM_TOKEN"), Filter: name, Frontier: at.frontier,
+			Capacity: capacity, ErrorRate: fpRate,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		return s, s.Close, nil
 	case "memory":
 		s, err := bloomstorage.NewMemory(capacity, fpRate)
 		return s, func() error { return s.Close() }, err
@@ -123,7 +168,7 @@ func open(kind, file, redisURL, name string, capacity uint64, fpRate float64) (*
 		}
 		return s, func() error { return errors.Join(s.Close(), client.Close()) }, nil
 	}
-	return nil, nil, fmt.Errorf("-storage %q: want memory, file or redis", kind)
+	return nil, nil, fmt.Errorf("-storage %q: want memory, file, redis or service", kind)
 }
 
 // crawl fetches seeds and every page they lead to on their hosts, parallel
@@ -132,7 +177,7 @@ func open(kind, file, redisURL, name string, capacity uint64, fpRate float64) (*
 // it up (store.Failures lists it). It prints each URL it fetched to out
 // and each failed fetch to errOut, and returns the number of pages
 // fetched and the first error (a storage that stopped answering).
-func crawl(store *bloomstorage.Storage, seeds []string, parallel int, out, errOut io.Writer) (int, error) {
+func crawl(store *bloomstorage.Storage, seeds []string, parallel int, pub *publisher, out, errOut io.Writer) (int, error) {
 	var hosts []string
 	for _, s := range seeds {
 		u, err := url.Parse(s)
@@ -175,6 +220,9 @@ func crawl(store *bloomstorage.Storage, seeds []string, parallel int, out, errOu
 		defer mu.Unlock()
 		fetched++
 		fmt.Fprintln(out, r.Request.URL)
+		if pub != nil && first == nil {
+			first = pub.found(r.Request.URL.String(), r.Body)
+		}
 	})
 	// Every failed fetch: Run then fetches the page again, or gives it up.
 	c.OnError(func(r *colly.Response, err error) {

@@ -202,7 +202,7 @@ func TestErrors(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"-storage", "disk", "http://127.0.0.1/"}, `-storage "disk": want memory, file or redis`},
+		{[]string{"-storage", "disk", "http://127.0.0.1/"}, `-storage "disk": want memory, file, redis or service`},
 		{[]string{"-storage", "redis", "-redis", "127.0.0.1:6379", "http://127.0.0.1/"}, "(want redis://host:port/db)"},
 		{[]string{"-storage", "redis", "-redis", noRedis, "http://127.0.0.1/"}, "cannot reach Redis at " + noRedis},
 		{[]string{"ftp://127.0.0.1/"}, `"ftp://127.0.0.1/": want an absolute http or https URL`},

@@ -41,6 +41,11 @@ import (
 //	                     much again as its head; the hot requests have none.
 //	                     A 200 with the JSON {"added"|"present": [...]} and no
 //	                     such header (what shards answered before) is read too.
+//	  POST   /merge    positions, uint32 little-endian, increasing; header
+//	                     X-Edgebloom-Count: what to add to the count → 200
+//	                     {"set": n}: the positions not set before are set and
+//	                     logged as an add's; the count grows only when n > 0
+//	                     (merge.go)
 //	  GET    /stats    → shardStats
 //	  GET    /snapshot → the shard's filter in the plain binary format
 //	  GET    /position → {"epoch", "position"}: the epoch of the shard's

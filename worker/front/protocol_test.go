@@ -5,12 +5,14 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"io"
 	"net/http"
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/edgebloom/edgebloom/bloom"
@@ -28,7 +30,11 @@ type protocolSuite struct {
 		Shard    json.RawMessage `json:"shard"`
 		Body     json.RawMessage `json:"body"`
 		BodyText *string         `json:"bodyText"`
-		Want     struct {
+		// Positions, when given, is the body as uint32 little-endian (a
+		// merge); Count the X-Edgebloom-Count header.
+		Positions []uint32 `json:"positions"`
+		Count     *uint64  `json:"count"`
+		Want      struct {
 			Status     int     `json:"status"`
 			LaterThan  string  `json:"laterThan"`
 			CleanupOf  string  `json:"cleanupOf"`
@@ -69,6 +75,12 @@ func TestProtocol(t *testing.T) {
 		body := []byte(s.Body)
 		if s.BodyText != nil {
 			body = []byte(*s.BodyText)
+		}
+		for _, p := range s.Positions {
+			body = binary.LittleEndian.AppendUint32(body, p)
+		}
+		if s.Count != nil {
+			header.Set(mergeCountHeader, strconv.FormatUint(*s.Count, 10))
 		}
 		res, err := o.Fetch(context.Background(), s.Object, s.Method, s.Path, header, body)
 		if err != nil {

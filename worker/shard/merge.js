@@ -16,8 +16,9 @@ import { HttpError } from './shard.js';
 const WINDOW = 64 << 10;
 
 export function merge(shard, filter, request, body) {
-  const count = Number(request.headers.get('X-Edgebloom-Count'));
-  if (!(body instanceof Uint8Array) || body.length % 4 !== 0 || !Number.isSafeInteger(count) || count < 0)
+  const header = request.headers.get('X-Edgebloom-Count') ?? '';
+  const count = /^[0-9]{1,16}$/.test(header) ? Number(header) : NaN;
+  if (!(body instanceof Uint8Array) || body.length % 4 !== 0 || !Number.isSafeInteger(count))
     throw new HttpError(400, 'bad_shard_request', 'POST /merge takes uint32 positions and X-Edgebloom-Count');
   const view = new DataView(body.buffer, body.byteOffset, body.byteLength);
   const n = body.length / 4;

@@ -6,13 +6,11 @@
 // Objects' test hooks (a shard made unreachable) in their environment.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../testkit/process.js';
-import { buildWorker, serveProcess, TOKEN } from '../../testkit/worker.js';
+import { buildWorker, goTestAgainst, serveProcess } from '../../testkit/worker.js';
 
 let dir;
 let w;
@@ -31,20 +29,7 @@ after(async () => {
 });
 
 test('the Go client against the Worker in workerd (go test -tags workerd ./client/)', async () => {
-  const child = spawn('go', ['test', '-tags', 'workerd', '-count=1', '-timeout', '10m', '-v', './client/'], {
-    cwd: repoRoot,
-    env: {
-      ...process.env,
-      EDGEBLOOM_SERVICE_URL: w.url,
-      EDGEBLOOM_SERVICE_TOKEN: TOKEN,
-      EDGEBLOOM_SERVICE_CONTROL: w.control,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout.on('data', (d) => ((out += d), process.stdout.write(d)));
-  child.stderr.on('data', (d) => ((out += d), process.stderr.write(d)));
-  const [code] = await once(child, 'exit');
+  const { code, out } = await goTestAgainst(w, repoRoot, ['./client/']);
   assert.equal(code, 0, `go test failed:\n${out.slice(-4000)}`);
   // The service's tests ran, not only the unit tests.
   assert.match(out, /--- PASS: TestServiceCopyDeletePut/);

@@ -680,7 +680,9 @@ test('the internal protocol: shard.js answers test/protocol.json as memory.go do
   for (const [i, s] of steps.entries()) {
     const what = `step ${i} (${s.name})`;
     const headers = s.shard ? { 'X-Edgebloom-Shard': JSON.stringify(s.shard) } : {};
-    const body = s.bodyText ?? (s.body === undefined ? undefined : JSON.stringify(s.body));
+    if (s.count !== undefined) headers['X-Edgebloom-Count'] = String(s.count);
+    const positions = s.positions && new Uint8Array(Uint32Array.from(s.positions).buffer); // little-endian here
+    const body = positions ?? s.bodyText ?? (s.body === undefined ? undefined : JSON.stringify(s.body));
     const res = await w.object(s.object, s.method, s.path, { headers, body });
     assert.equal(res.status, s.want.status, `${what}: ${res.text}`);
     if (s.want.error) {
