@@ -44,7 +44,7 @@ import {
 import { loadArgs } from './args.js';
 import { codedError } from './errors.js';
 import { checkKeys } from './keys.js';
-import { load } from './filter.js';
+import { load } from './decode.js';
 import { live, loadRoom, shardRecord } from './core.js';
 import { BloomFilter } from './classic.js';
 import { CountingBloomFilter } from './counting.js';
