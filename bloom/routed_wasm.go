@@ -8,7 +8,7 @@ import "unsafe"
 // to route its keys and for their shards (one call of hashGroupAsm each),
 // then each key is answered, or added in order, in its shard (presentAsm
 // and addGroupAsm of one key), so that a key repeated in the group is new
-// only the first time.
+// only the first time. A batch of one key to test is the npm module's has.
 func (r *routed) packed(keys []byte, stride int, lens []uint32, out []byte, add bool) {
 	p := unsafe.Pointer(unsafe.SliceData(keys))
 	var route, hs [group]uint64
@@ -19,9 +19,12 @@ func (r *routed) packed(keys []byte, stride int, lens []uint32, out []byte, add 
 		for i := range ls {
 			f := r.fs[r.shard(route[i])]
 			wp, k := unsafe.SliceData(f.words), uint64(f.k)
-			if add {
+			switch {
+			case add:
 				f.count += addGroupAsm(wp, f.m, k, &hs[i], 1, 0, &out[o+i])
-			} else {
+			case len(lens) == 1: // one key alone stops at its first unset bit, as Has does
+				out[o] = b2u8(f.has(hs[0]))
+			default:
 				out[o+i] = byte(presentAsm(wp, f.m, k, &hs[i], 1))
 			}
 		}
