@@ -23,7 +23,10 @@ type routed struct {
 	handles []int32
 }
 
-// sets[h-1] is the sharded filter with handle h; r is nil once dropped.
+// sets[h-1] is the sharded filter with handle h, empty once dropped. A
+// handle is never given again (a sharded filter whose shard was freed keeps
+// answering ERR_FREED, never another filter's answers): a dropped one keeps
+// its 40 bytes here.
 var sets []routed
 
 // routedOp makes a sharded filter of the b handles at scratch[a:] (c 0),
@@ -34,7 +37,7 @@ func routedOp(h, a, b, c int32) int32 {
 	switch c {
 	case 1:
 		if h >= 1 && int(h) <= len(sets) {
-			sets[h-1].r = nil
+			sets[h-1] = routed{}
 		}
 		return 0
 	case 2:
@@ -47,7 +50,7 @@ func routedOp(h, a, b, c int32) int32 {
 		for i := range sets {
 			for _, g := range sets[i].handles {
 				if g == h {
-					sets[i].r = nil
+					sets[i] = routed{}
 				}
 			}
 		}
