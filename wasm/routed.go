@@ -12,7 +12,7 @@ import (
 
 // Sharded filters: the npm module's ShardedBloomFilter is a router and its
 // shards, each a classic filter with a handle of its own; abi.OpRouted
-// makes of them one handle that the hot exports take (with abi.KeyRouted),
+// makes of them one handle that the keys export takes (with abi.KeyRouted),
 // so that a batch is routed and probed here, in one call a group as one
 // filter's batch is, not two calls a key from JS.
 
