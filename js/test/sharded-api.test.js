@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { init, BloomFilter, ShardedBloomFilter, fromBytes } from 'edgebloom';
 import { xxh64 } from '../../web-demo/xxh64.js';
 import { crawlerURLs, routerBytes } from './helpers.js';
+import { liveFilters } from './engine.js';
 
 before(() => init());
 
@@ -225,4 +226,17 @@ test('shards of different seeds, which the engine does not route, answer alike f
   assert.equal(shards[1].count, keys.filter((k) => route(k) === 1).length);
   assert.equal(fromBytes(f.toBytes()).count, 2000);
   f.free();
+});
+
+test('a filter past the memory budget is ERR_TOO_LARGE and leaves no shard behind', () => {
+  const before = liveFilters();
+  // Shards of about 20 MiB each: the first ones fit the 64 MiB budget, not all four.
+  assert.throws(() => new ShardedBloomFilter({ capacity: 66_000_000, errorRate: 0.01, shards: 4 }), {
+    code: 'ERR_TOO_LARGE',
+  });
+  assert.equal(liveFilters(), before, 'the router and the shards made before the refusal are freed');
+  const f = new ShardedBloomFilter({ capacity: 1000, errorRate: 0.01, shards: 4 });
+  assert.equal(f.add('ok'), true, 'the module keeps working');
+  f.free();
+  assert.equal(liveFilters(), before);
 });
