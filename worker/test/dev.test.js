@@ -4,11 +4,12 @@
 // directory survives a restart.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startDev } from '../../testkit/worker.js';
+import { startDev, WORKER_DIR } from '../../testkit/worker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-dev-'));
 let dev;
@@ -33,6 +34,48 @@ const IDLE_MS = 65_000;
 // traffic, V8 got to them within the idle minute in about half the runs).
 const SNAPSHOTS = 60;
 
+// What wrangler watches to rebuild the front: the Go packages of the
+// repository the front is built from, as go list -deps names them, and
+// nothing build.sh writes.
+test('wrangler.jsonc: build.watch_dir names the directories of the Go packages the front is built from', () => {
+  const config = readFileSync(join(WORKER_DIR, 'wrangler.jsonc'), 'utf8')
+    .replace(/^\s*\/\/.*$/gm, '')
+    .replace(/,(\s*[}\]])/g, '$1');
+  const watched = JSON.parse(config)
+    .build.watch_dir.map((d) => resolve(WORKER_DIR, d))
+    .sort();
+  const repo = resolve(WORKER_DIR, '..');
+  const deps = execFileSync('go', ['list', '-deps', '-f', '{{if not .Standard}}{{.Dir}}{{end}}', './front'], {
+    cwd: WORKER_DIR,
+    env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' },
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((d) => d && !relative(repo, d).startsWith('..'))
+    .sort();
+  assert.deepEqual(
+    watched.map((d) => relative(repo, d)),
+    deps.map((d) => relative(repo, d)),
+  );
+});
+
+// The start as "npm run worker:dev" shows it: how to stop it, the Go front
+// compiled at most once (wrangler runs the build command a second time as
+// its watcher starts; that run, and any other, finds the build up to date),
+// and no request answered by the local runtime's "restarted mid-request".
+async function checkStart(dev) {
+  const runs = () => dev.log().match(/\[custom build\] Running: bash build\.sh/g)?.length ?? 0;
+  const ended = () => dev.log().match(/worker\/build(\/app\.wasm: built|: up to date)/g)?.length ?? 0;
+  for (const deadline = Date.now() + 60_000; ended() < runs() && Date.now() < deadline;) await sleep(100);
+  const log = dev.log();
+  assert.match(log, /Ctrl-C stops it/);
+  assert.ok(runs() >= 1, log);
+  assert.equal(ended(), runs(), `every run of build.sh ended:\n${log}`);
+  const built = log.match(/worker\/build\/app\.wasm: built/g)?.length ?? 0;
+  assert.ok(built <= 1, `the Go front compiled ${built} times in one start:\n${log}`);
+  assert.doesNotMatch(log, /restarted mid-request/);
+}
+
 test(
   'wrangler dev: an idle minute loses no acknowledged key and stops no engine; state survives a restart',
   { timeout: 400_000 },
@@ -43,8 +86,11 @@ test(
     const params = { capacity: 1_000_000, errorRate: 0.01, shards: 2 };
     const keys = Array.from({ length: 4000 }, (_, i) => `https://dev.example/${i}`);
     dev = await startDev(state);
-    assert.equal((await dev.request('GET', '/v1/filters/x', undefined, { token: 'wrong' })).status, 401);
+    // The first requests: a PUT, which the local runtime does not retry
+    // when the Worker reloads under it, answered by the Worker.
     assert.equal((await dev.request('PUT', '/v1/filters/dev', params)).status, 201);
+    assert.equal((await dev.request('GET', '/v1/filters/x', undefined, { token: 'wrong' })).status, 401);
+    await checkStart(dev);
     let fresh = 0;
     for (let i = 0; i < keys.length; i += 1000) {
       const added = await dev.request('POST', '/v1/filters/dev/add', { keys: keys.slice(i, i + 1000) });
@@ -80,6 +126,7 @@ test(
 
     dev = await startDev(state);
     const again = await dev.request('POST', '/v1/filters/dev/check', { keys });
+    await checkStart(dev);
     assert.ok(again.json.present.every(Boolean), 'every key present after the restart');
     assert.deepEqual((await dev.request('GET', '/v1/filters/dev')).json, stats);
     await dev.stop();
