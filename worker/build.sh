@@ -16,9 +16,9 @@
 # wrangler dev runs this command twice as it starts (wrangler 4.86 runs it
 # again once its watcher of watch_dir is ready: workers-sdk issue 7934), and
 # again on every change there. A run whose inputs are those of the last
-# build (build/.inputs: a hash of the Go packages' files the front is built
-# from, the go.mod and go.sum files, this script, the glue patch and the Go
-# version) says so and builds nothing.
+# build (build/.inputs: a hash of the files the front is compiled from, the
+# go.mod and go.sum files, this script, the glue patch and the Go version)
+# says so and builds nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -38,15 +38,14 @@ fi
 if [ ! -f ../js/edgebloom.wasm ] || [ ! -f ../js/wasm_exec.js ]; then
 	(cd .. && bash build.sh build) >&2
 fi
-# The inputs: every file of the repository's packages the front imports
-# (go list -deps: front, bloom, snapshot, token, urlkey, internal/...).
+# The inputs: the files the front is compiled from, those of every package
+# it imports (go list -deps: Go and assembly files, embedded files; tests
+# aside), and what else decides the output.
+files='{{if not .Standard}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .SFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}'
 inputs=$(
 	{
 		go version
-		GOOS=js GOARCH=wasm go list -deps -f '{{if not .Standard}}{{.Dir}}{{end}}' ./front |
-			while read -r dir; do
-				case $dir in "$(cd .. && pwd)"/*) find "$dir" -maxdepth 1 -type f -print0 | sort -z | xargs -0 sha256sum ;; esac
-			done
+		GOOS=js GOARCH=wasm go list -deps -f "$files" ./front | sed '/^$/d' | xargs -d '\n' sha256sum
 		sha256sum go.mod go.sum ../go.mod ../go.sum build.sh ../tools/glue.mjs
 	} | sha256sum | cut -d' ' -f1
 )

@@ -7,9 +7,10 @@ import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startDev, WORKER_DIR } from '../../testkit/worker.js';
+import { startDev, TOKEN, WORKER_DIR } from '../../testkit/worker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-dev-'));
 let dev;
@@ -76,6 +77,26 @@ async function checkStart(dev) {
   assert.doesNotMatch(log, /restarted mid-request/);
 }
 
+// rawPost sends a POST whose Content-Length header is length, as written,
+// and returns the answer's status line and body.
+function rawPost(port, path, length, body) {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => (answer += d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, ...rest] = answer.split('\r\n\r\n');
+      resolve({ status: head.split('\r\n')[0], body: rest.join('\r\n\r\n') });
+    });
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+        `Content-Length: ${length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}
+
 test(
   'wrangler dev: an idle minute loses no acknowledged key and stops no engine; state survives a restart',
   { timeout: 400_000 },
@@ -91,6 +112,15 @@ test(
     assert.equal((await dev.request('PUT', '/v1/filters/dev', params)).status, 201);
     assert.equal((await dev.request('GET', '/v1/filters/x', undefined, { token: 'wrong' })).status, 401);
     await checkStart(dev);
+    // What the local runtime answers before the Worker runs (README.md,
+    // Errors): a Content-Length that is no number is a bare 500, which
+    // never reaches the Worker and so is not in wrangler's request log.
+    for (const length of ['abc', '-1', '5, 5', '1e3']) {
+      const res = await rawPost(dev.port, '/v1/filters/dev/add', length, '{"keys":[]}');
+      assert.equal(res.status, 'HTTP/1.1 500 Internal Server Error', `Content-Length: ${length}`);
+      assert.equal(res.body, 'Internal Server Error');
+    }
+    assert.doesNotMatch(dev.log(), /POST \/v1\/filters\/dev\/add 500/);
     let fresh = 0;
     for (let i = 0; i < keys.length; i += 1000) {
       const added = await dev.request('POST', '/v1/filters/dev/add', { keys: keys.slice(i, i + 1000) });
