@@ -77,6 +77,11 @@ async function checkStart(dev) {
   assert.doesNotMatch(log, /restarted mid-request/);
 }
 
+// answer shows an answer that was not the one expected: its body (JSON,
+// or the local runtime's plain text) and the end of wrangler's log.
+const answer = (res, dev) =>
+  `${res.json ? JSON.stringify(res.json) : new TextDecoder().decode(res.bytes)}\n--- wrangler dev's log, its end:\n${dev.log().slice(-4000)}`;
+
 // rawPost sends a POST whose Content-Length header is length, as written,
 // and returns the answer's status line and body.
 function rawPost(port, path, length, body) {
@@ -175,6 +180,7 @@ test(
   { timeout: 600_000 },
   async () => {
     dev = await startDev(join(dir, 'big'));
+    await checkStart(dev);
     const filters = { big50: { capacity: 50_000_000, shards: 2 }, big100: { capacity: 100_000_000, shards: 4 } };
     for (const [name, { capacity, shards }] of Object.entries(filters)) {
       const fewer = await dev.request('PUT', `/v1/filters/${name}`, { capacity, errorRate: 0.01, shards: shards - 1 });
@@ -191,11 +197,11 @@ test(
             const keys = Array.from({ length: 64 }, (_, i) => `https://big.example/${name}/${c}/${round}/${i}`);
             const added = await dev.request('POST', `/v1/filters/${name}/add`, { keys });
 
-            assert.equal(added.status, 200, JSON.stringify(added.json));
+            assert.equal(added.status, 200, answer(added, dev));
             acknowledged[name].push(...keys);
             const checked = await dev.request('POST', `/v1/filters/${name}/check`, { keys: acknowledged[name] });
 
-            assert.equal(checked.status, 200, JSON.stringify(checked.json));
+            assert.equal(checked.status, 200, answer(checked, dev));
             assert.ok(checked.json.present.every(Boolean), `${name}: every key acknowledged so far is present`);
           }
         }
