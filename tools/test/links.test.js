@@ -6,7 +6,7 @@
 // are not followed: no test reaches the internet.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -160,15 +160,31 @@ test('slug and anchors: GitHub heading anchors', () => {
 test('problems finds a missing file, a missing anchor and a missing section', () => {
   const text = [
     '[gone](no/such/file.md) [ok](README.md#install) [bad](README.md#no-such-heading)',
-    'See worker/README.md, "No such section", and worker/README.md, "Tokens".',
+    'See docs/go.md, "No such section", and docs/go.md\'s "Usage".',
     '`[in code](nowhere.md)`',
   ].join('\n');
   const found = links(text);
   assert.deepEqual(found, ['no/such/file.md', 'README.md#install', 'README.md#no-such-heading']);
   assert.deepEqual(refs(text), [
-    { doc: 'worker/README.md', section: 'No such section' },
-    { doc: 'worker/README.md', section: 'Tokens' },
+    { doc: 'docs/go.md', section: 'No such section' },
+    { doc: 'docs/go.md', section: 'Usage' },
   ]);
+  const dir = mkdtempSync(path.join(root, '.links-test-'));
+  try {
+    writeFileSync(path.join(dir, 'page.md'), `# Page\n\n${text}\n\n[here](#page) [there](#nowhere)\n`);
+    assert.deepEqual(
+      problems(path.relative(root, path.join(dir, 'page.md'))).map((p) => p.replace(/^[^:]*: /, '')),
+      [
+        '(no/such/file.md): no such file or directory ' + path.relative(root, path.join(dir, 'no/such/file.md')),
+        `(README.md#install): no such file or directory ${path.relative(root, path.join(dir, 'README.md'))}`,
+        `(README.md#no-such-heading): no such file or directory ${path.relative(root, path.join(dir, 'README.md'))}`,
+        '(#nowhere): no heading of ' + path.relative(root, path.join(dir, 'page.md')) + ' has the anchor #nowhere',
+        'docs/go.md, "No such section": no such section in docs/go.md',
+      ],
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('every link, anchor and section reference of every Markdown file leads to something that exists', () => {
