@@ -171,6 +171,10 @@ func bash(t *testing.T, dir string, env []string, script string) string {
 // module at the version its replace gives: the module is group 1.
 var getLine = regexp.MustCompile(`go get (` + regexp.QuoteMeta(root) + `[^\s@]*)/\.\.\.@v`)
 
+// installLine finds the module an install line adds: by go get, or by a
+// go mod edit -require, which is run all the same and must then build.
+var installLine = regexp.MustCompile(`(?:go get |-require=)(` + regexp.QuoteMeta(root) + `[^\s@]*?)(?:/\.\.\.)?@v`)
+
 // TestReadmeInstall follows each Go line of the README's Install and of
 // docs/install.md's steps from a clone as a newcomer does: in a new, empty
 // module (go mod init, no code, no go.sum), then writes the README's Go
@@ -200,10 +204,10 @@ func TestReadmeInstall(t *testing.T) {
 	}
 	covered := map[string]bool{}
 	for _, line := range lines {
-		m := getLine.FindStringSubmatch(line)
+		m := installLine.FindStringSubmatch(line)
 		if m == nil {
 			if !strings.Contains(line, "go install") {
-				t.Errorf("an install line neither gets a module's packages (go get MODULE/...@v0.1.0) nor installs the CLI: %s", line)
+				t.Errorf("an install line neither adds a module nor installs the CLI: %s", line)
 				continue
 			}
 			// The CLI, installed from the clone.
