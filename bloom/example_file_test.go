@@ -3,7 +3,9 @@
 package bloom_test
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
 	"path/filepath"
@@ -36,4 +38,32 @@ func ExampleCreate() {
 	defer ro.Close()
 	fmt.Println(ro.HasString(url), ro.Count())
 	// Output: true 1
+}
+
+// docs/go.md's open-or-create: the first run makes the file, every later
+// one opens it and finds what the earlier runs added.
+func ExampleOpen() {
+	dir, err := os.MkdirTemp("", "edgebloom-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "seen.bloom")
+	for run, url := range []string{"https://example.com/", "https://example.org/"} {
+		func() {
+			ff, err := bloom.Open(path) // the seen-set of the runs before
+			if errors.Is(err, fs.ErrNotExist) {
+				ff, err = bloom.Create(path, 10_000_000, 0.001) // the first run: a new file
+			}
+			if err != nil {
+				log.Fatal(err) // bloom.ErrLocked: another process has it open; or a file that is no filter
+			}
+			defer ff.Close()
+
+			fmt.Println(run, ff.AddString(url), ff.Count())
+		}()
+	}
+	// Output:
+	// 0 true 1
+	// 1 true 2
 }

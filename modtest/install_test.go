@@ -1,7 +1,10 @@
 package modtest
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path"
 	"path/filepath"
 	"regexp"
@@ -164,30 +167,32 @@ func bash(t *testing.T, dir string, env []string, script string) string {
 	return run(t, dir, env, "bash", "-euo", "pipefail", "-c", script)
 }
 
-var requireFlag = regexp.MustCompile(`-require=([^@\s]+)@`)
+// getLine is an install line's go get of every package of an edgebloom
+// module at the version its replace gives: the module is group 1.
+var getLine = regexp.MustCompile(`go get (` + regexp.QuoteMeta(root) + `[^\s@]*)/\.\.\.@v`)
 
-// TestReadmeInstall runs each Go line of the README's Install and of
-// docs/install.md's steps from a clone in a new module whose code is the
-// README's Go code for that module (its quick start: the import block and
-// the body of main), or an import of the module where the README shows
-// none, and builds it; and the CLI's line, then runs the command from
-// $(go env GOPATH)/bin, where docs/install.md says it is.
+// installLine finds the module an install line adds: by go get, or by a
+// go mod edit -require, which is run all the same and must then build.
+var installLine = regexp.MustCompile(`(?:go get |-require=)(` + regexp.QuoteMeta(root) + `[^\s@]*?)(?:/\.\.\.)?@v`)
+
+// TestReadmeInstall follows each Go line of the README's Install and of
+// docs/install.md's steps from a clone as a newcomer does: in a new, empty
+// module (go mod init, no code, no go.sum), then writes the README's Go
+// code for that module (its quick start: the import block and the body of
+// main), or an import of the module where the README shows none, and
+// builds it; the root module's quick start is run too. The go.sum the
+// steps leave must agree with the hashes the repository pins. The CLI's
+// line runs the command from $(go env GOPATH)/bin, where docs/install.md
+// says it is.
 func TestReadmeInstall(t *testing.T) {
 	repo := repoRoot(t)
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join(repo, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		return string(b)
-	}
-	readme := read("README.md")
+	readme := readDoc(t, repo, "README.md")
 	install := section(t, readme, "## Install", "## Quick start") +
-		section(t, read("docs/install.md"), "## From a clone", "## Once a release exists")
+		section(t, readDoc(t, repo, "docs/install.md"), "## From a clone", "## Once a release exists")
 	code := snippets(t, readme)
 	home := sharedHome(t)
 	env := installEnv(t, home)
-	sum := seedGoSum(t, repo)
+	pinned := goSumLines(seedGoSum(t, repo))
 
 	var lines []string
 	for _, block := range blocks(install, "sh") {
@@ -199,8 +204,12 @@ func TestReadmeInstall(t *testing.T) {
 	}
 	covered := map[string]bool{}
 	for _, line := range lines {
-		m := requireFlag.FindStringSubmatch(line)
+		m := installLine.FindStringSubmatch(line)
 		if m == nil {
+			if !strings.Contains(line, "go install") {
+				t.Errorf("an install line neither adds a module nor installs the CLI: %s", line)
+				continue
+			}
 			// The CLI, installed from the clone.
 			t.Run("cli", func(t *testing.T) {
 				work := newcomer(t, repo)
@@ -216,6 +225,7 @@ func TestReadmeInstall(t *testing.T) {
 		t.Run(path.Base(mod), func(t *testing.T) {
 			work := newcomer(t, repo)
 			run(t, work, env, "go", "mod", "init", "example.com/app")
+			bash(t, work, env, line)
 			var programs []string
 			for _, s := range code {
 				if s.module == mod {
@@ -232,14 +242,21 @@ func TestReadmeInstall(t *testing.T) {
 			if len(programs) > 1 {
 				t.Fatalf("the README has %d quick starts for %s; this test builds one", len(programs), mod)
 			}
-			if err := os.WriteFile(filepath.Join(work, "go.sum"), []byte(sum), 0o644); err != nil {
-				t.Fatal(err)
-			}
 			if err := os.WriteFile(filepath.Join(work, "main.go"), []byte(programs[0]), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			bash(t, work, env, line)
+			// What the steps left builds the code written after them:
+			// no go mod tidy, no go get in between.
 			run(t, work, env, "go", "build", "-o", "app", ".")
+			if mod == root {
+				out := run(t, work, env, filepath.Join(work, "app"))
+				t.Logf("the quick start printed:\n%s", out)
+			}
+			for key, sum := range goSumLines(readDoc(t, work, "go.sum")) {
+				if want, ok := pinned[key]; ok && want != sum {
+					t.Errorf("go.sum: %s %s, and the repository pins %s", key, sum, want)
+				}
+			}
 		})
 	}
 	for _, mod := range modules() {
@@ -250,6 +267,77 @@ func TestReadmeInstall(t *testing.T) {
 	for _, s := range code {
 		if !covered[s.module] {
 			t.Errorf("the README shows code of %s and no install line for it", s.module)
+		}
+	}
+}
+
+func readDoc(t *testing.T, dir, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// goSumLines maps each "module version" of a go.sum to its hash.
+func goSumLines(sum string) map[string]string {
+	out := map[string]string{}
+	for _, line := range strings.Split(sum, "\n") {
+		if f := strings.Fields(line); len(f) == 3 {
+			out[f[0]+" "+f[1]] = f[2]
+		}
+	}
+	return out
+}
+
+// TestMissingReplace drops the root module's replace from docs/install.md's
+// Colly line and checks that go fails as the page says, naming the module
+// whose replace is missing. The module proxy here is a local one that
+// answers as the public proxy answers this machine for an edgebloom
+// version never published (403 Forbidden, "This module version is not
+// available."), and 404 for every other module, which the next proxies
+// serve; the page shows proxy.golang.org in its place.
+func TestMissingReplace(t *testing.T) {
+	repo := repoRoot(t)
+	page := section(t, readDoc(t, repo, "docs/install.md"), "## From a clone", "## Once a release exists")
+	var line string
+	for _, block := range blocks(page, "sh") {
+		for _, l := range strings.Split(block, "\n") {
+			if m := getLine.FindStringSubmatch(l); m != nil && m[1] == root+"/colly" {
+				line = l
+			}
+		}
+	}
+	rootReplace := " -replace=" + root + "=../edgebloom"
+	if !strings.Contains(line, rootReplace) {
+		t.Fatalf("docs/install.md: no Colly line with%s", rootReplace)
+	}
+	said := blocks(page, "text")
+	if len(said) != 1 {
+		t.Fatalf("docs/install.md's From a clone: %d text blocks, want the one with what go prints", len(said))
+	}
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/"+root+"/") {
+			http.Error(w, "This module version is not available.", http.StatusForbidden)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer proxy.Close()
+	env := goEnv(t, sharedHome(t), proxy.URL, "GOFLAGS=-modcacherw -trimpath")
+	work := newcomer(t, repo)
+	run(t, work, env, "go", "mod", "init", "example.com/app")
+	cmd := exec.Command("bash", "-euo", "pipefail", "-c", strings.Replace(line, rootReplace, "", 1))
+	cmd.Dir, cmd.Env = work, env
+	out, err := cmd.CombinedOutput()
+	if err == nil {
+		t.Fatalf("without the root module's replace, the Colly line succeeded:\n%s", out)
+	}
+	got := strings.ReplaceAll(string(out), proxy.URL, "https://proxy.golang.org")
+	for _, want := range strings.Split(strings.TrimSpace(said[0]), "\n") {
+		if !strings.Contains(got, want) {
+			t.Errorf("docs/install.md says go prints\n%s\nand it printed\n%s", want, got)
 		}
 	}
 }

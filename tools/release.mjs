@@ -88,8 +88,9 @@ function json(set) {
 // A module path of the repository followed by a version, in go.mod's
 // require lines and go.work's replace lines ("path vX.Y.Z").
 const goModVersion = /^(\s*(?:require\s+|replace\s+)?github\.com\/edgebloom\/edgebloom(?:\/[\w./-]+)?\s+)v[^\s]+/gm;
-// ... and in the docs' go get, go install and go mod edit lines ("path@vX.Y.Z").
-const atVersion = /(github\.com\/edgebloom\/edgebloom(?:\/[\w./-]+)?@)v\d+\.\d+\.\d+[^\s`'")]*/g;
+// ... and in the docs' go get, go install and go mod edit lines ("path@vX.Y.Z"),
+// and in go's messages they quote ("path@vX.Y.Z: reading ...": the colon stays).
+const atVersion = /(github\.com\/edgebloom\/edgebloom(?:\/[\w./-]+)?@)v\d+\.\d+\.\d+[^\s`'"):]*/g;
 
 /**
  * copies returns every copy of the version: the file (relative to root) and

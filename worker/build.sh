@@ -12,6 +12,13 @@
 # (flock, where there is one), each builds into a directory of its own, and
 # a file of build/ is replaced, by a rename, only when its content changed:
 # a rebuild of the same sources touches nothing.
+#
+# wrangler dev runs this command twice as it starts (wrangler 4.86 runs it
+# again once its watcher of watch_dir is ready: workers-sdk issue 7934), and
+# again on every change there. A run whose inputs are those of the last
+# build (build/.inputs: a hash of the files the front is compiled from, the
+# go.mod and go.sum files, this script, the glue patch and the Go version)
+# says so and builds nothing.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -30,6 +37,21 @@ if [ ! -e node_modules/edgebloom/package.json ]; then
 fi
 if [ ! -f ../js/edgebloom.wasm ] || [ ! -f ../js/wasm_exec.js ]; then
 	(cd .. && bash build.sh build) >&2
+fi
+# The inputs: the files the front is compiled from, those of every package
+# it imports (go list -deps: Go and assembly files, embedded files; tests
+# aside), and what else decides the output.
+files='{{if not .Standard}}{{range .GoFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .SFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}'
+inputs=$(
+	{
+		go version
+		GOOS=js GOARCH=wasm go list -deps -f "$files" ./front | sed '/^$/d' | xargs -d '\n' sha256sum
+		sha256sum go.mod go.sum ../go.mod ../go.sum build.sh ../tools/glue.mjs
+	} | sha256sum | cut -d' ' -f1
+)
+if [ -f build/app.wasm ] && [ -f build/wasm_exec.js ] && [ "$(cat build/.inputs 2>/dev/null)" = "$inputs" ]; then
+	echo "worker/build: up to date (front and what it imports unchanged), nothing built" >&2
+	exit 0
 fi
 tmp=$(mktemp -d build/.tmp.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
@@ -50,4 +72,5 @@ for f in "$tmp"/*; do
 done
 raw=$(wc -c <build/app.wasm)
 gz=$(gzip -9c build/app.wasm | wc -c)
-echo "worker/build/app.wasm: $raw bytes, $gz gzipped" >&2
+echo "$inputs" >build/.inputs
+echo "worker/build/app.wasm: built, $raw bytes, $gz gzipped" >&2

@@ -16,7 +16,7 @@ fi
 bash ../build.sh deps >&2
 export WRANGLER_SEND_METRICS=false
 state=${EDGEBLOOM_STATE:-.wrangler/state}
-echo "edgebloom worker: http://127.0.0.1:${PORT:-8787}, state in $(realpath -m "$state")" >&2
+echo "edgebloom worker: http://127.0.0.1:${PORT:-8787}, state in $(realpath -m "$state"); Ctrl-C stops it" >&2
 vars=()
 for name in $(compgen -e); do
 	if [[ $name == EDGEBLOOM_* && $name != EDGEBLOOM_STATE && -n ${!name} ]]; then
@@ -24,7 +24,7 @@ for name in $(compgen -e); do
 	fi
 done
 if [ ! -f build/app.wasm ]; then
-	echo "dev.sh: building the Worker (build.sh compiles the Go front on a first run; wrangler answers once it is built)" >&2
+	echo "dev.sh: building the Worker (build.sh compiles the Go front on a first run, a few minutes on a fresh clone; wrangler answers once it is built)" >&2
 fi
 exec ../node_modules/.bin/wrangler dev --ip 127.0.0.1 --port "${PORT:-8787}" --inspector-port 0 \
 	--persist-to "$state" "${vars[@]}" "$@"

@@ -91,6 +91,11 @@ test('sync writes a new version into every copy, and stale names each one it has
     // Third-party requirements stay as they were.
     assert.match(read(dir, 'redisfilter/go.mod'), /github\.com\/redis\/go-redis\/v9 v9\.\d+\.\d+/);
     assert.ok(!read(dir, 'README.md').match(/edgebloom[\w/]*@v0\.1\.0/), 'README.md still says @v0.1.0');
+    // go's message quoted in docs/install.md keeps its colons.
+    assert.match(
+      read(dir, 'docs/install.md'),
+      /colly\/\.\.\.@v0\.9\.1: github\.com\/edgebloom\/edgebloom@v0\.9\.1: reading/,
+    );
 
     // Only the copies differ from the checkout's files: nothing else moved.
     const changed = (file) => read(dir, file) !== read(root, file);

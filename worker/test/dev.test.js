@@ -4,11 +4,13 @@
 // directory survives a restart.
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { connect } from 'node:net';
+import { join, relative, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startDev } from '../../testkit/worker.js';
+import { startDev, TOKEN, WORKER_DIR } from '../../testkit/worker.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'edgebloom-dev-'));
 let dev;
@@ -33,6 +35,73 @@ const IDLE_MS = 65_000;
 // traffic, V8 got to them within the idle minute in about half the runs).
 const SNAPSHOTS = 60;
 
+// What wrangler watches to rebuild the front: the Go packages of the
+// repository the front is built from, as go list -deps names them, and
+// nothing build.sh writes.
+test('wrangler.jsonc: build.watch_dir names the directories of the Go packages the front is built from', () => {
+  const config = readFileSync(join(WORKER_DIR, 'wrangler.jsonc'), 'utf8')
+    .replace(/^\s*\/\/.*$/gm, '')
+    .replace(/,(\s*[}\]])/g, '$1');
+  const watched = JSON.parse(config)
+    .build.watch_dir.map((d) => resolve(WORKER_DIR, d))
+    .sort();
+  const repo = resolve(WORKER_DIR, '..');
+  const deps = execFileSync('go', ['list', '-deps', '-f', '{{if not .Standard}}{{.Dir}}{{end}}', './front'], {
+    cwd: WORKER_DIR,
+    env: { ...process.env, GOOS: 'js', GOARCH: 'wasm' },
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter((d) => d && !relative(repo, d).startsWith('..'))
+    .sort();
+  assert.deepEqual(
+    watched.map((d) => relative(repo, d)),
+    deps.map((d) => relative(repo, d)),
+  );
+});
+
+// The start as "npm run worker:dev" shows it: how to stop it, the Go front
+// compiled at most once (wrangler runs the build command a second time as
+// its watcher starts; that run, and any other, finds the build up to date),
+// and no request answered by the local runtime's "restarted mid-request".
+async function checkStart(dev) {
+  const runs = () => dev.log().match(/\[custom build\] Running: bash build\.sh/g)?.length ?? 0;
+  const ended = () => dev.log().match(/worker\/build(\/app\.wasm: built|: up to date)/g)?.length ?? 0;
+  for (const deadline = Date.now() + 60_000; ended() < runs() && Date.now() < deadline;) await sleep(100);
+  const log = dev.log();
+  assert.match(log, /Ctrl-C stops it/);
+  assert.ok(runs() >= 1, log);
+  assert.equal(ended(), runs(), `every run of build.sh ended:\n${log}`);
+  const built = log.match(/worker\/build\/app\.wasm: built/g)?.length ?? 0;
+  assert.ok(built <= 1, `the Go front compiled ${built} times in one start:\n${log}`);
+  assert.doesNotMatch(log, /restarted mid-request/);
+}
+
+// answer shows an answer that was not the one expected: its body (JSON,
+// or the local runtime's plain text) and the end of wrangler's log.
+const answer = (res, dev) =>
+  `${res.json ? JSON.stringify(res.json) : new TextDecoder().decode(res.bytes)}\n--- wrangler dev's log, its end:\n${dev.log().slice(-4000)}`;
+
+// rawPost sends a POST whose Content-Length header is length, as written,
+// and returns the answer's status line and body.
+function rawPost(port, path, length, body) {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1');
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (d) => (answer += d));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const [head, ...rest] = answer.split('\r\n\r\n');
+      resolve({ status: head.split('\r\n')[0], body: rest.join('\r\n\r\n') });
+    });
+    socket.write(
+      `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${TOKEN}\r\n` +
+        `Content-Length: ${length}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  });
+}
+
 test(
   'wrangler dev: an idle minute loses no acknowledged key and stops no engine; state survives a restart',
   { timeout: 400_000 },
@@ -43,8 +112,20 @@ test(
     const params = { capacity: 1_000_000, errorRate: 0.01, shards: 2 };
     const keys = Array.from({ length: 4000 }, (_, i) => `https://dev.example/${i}`);
     dev = await startDev(state);
-    assert.equal((await dev.request('GET', '/v1/filters/x', undefined, { token: 'wrong' })).status, 401);
+    // The first requests: a PUT, which the local runtime does not retry
+    // when the Worker reloads under it, answered by the Worker.
     assert.equal((await dev.request('PUT', '/v1/filters/dev', params)).status, 201);
+    assert.equal((await dev.request('GET', '/v1/filters/x', undefined, { token: 'wrong' })).status, 401);
+    await checkStart(dev);
+    // What the local runtime answers before the Worker runs (README.md,
+    // Errors): a Content-Length that is no number is a bare 500, which
+    // never reaches the Worker and so is not in wrangler's request log.
+    for (const length of ['abc', '-1', '5, 5', '1e3']) {
+      const res = await rawPost(dev.port, '/v1/filters/dev/add', length, '{"keys":[]}');
+      assert.equal(res.status, 'HTTP/1.1 500 Internal Server Error', `Content-Length: ${length}`);
+      assert.equal(res.body, 'Internal Server Error');
+    }
+    assert.doesNotMatch(dev.log(), /POST \/v1\/filters\/dev\/add 500/);
     let fresh = 0;
     for (let i = 0; i < keys.length; i += 1000) {
       const added = await dev.request('POST', '/v1/filters/dev/add', { keys: keys.slice(i, i + 1000) });
@@ -80,6 +161,7 @@ test(
 
     dev = await startDev(state);
     const again = await dev.request('POST', '/v1/filters/dev/check', { keys });
+    await checkStart(dev);
     assert.ok(again.json.present.every(Boolean), 'every key present after the restart');
     assert.deepEqual((await dev.request('GET', '/v1/filters/dev')).json, stats);
     await dev.stop();
@@ -98,6 +180,7 @@ test(
   { timeout: 600_000 },
   async () => {
     dev = await startDev(join(dir, 'big'));
+    await checkStart(dev);
     const filters = { big50: { capacity: 50_000_000, shards: 2 }, big100: { capacity: 100_000_000, shards: 4 } };
     for (const [name, { capacity, shards }] of Object.entries(filters)) {
       const fewer = await dev.request('PUT', `/v1/filters/${name}`, { capacity, errorRate: 0.01, shards: shards - 1 });
@@ -114,11 +197,11 @@ test(
             const keys = Array.from({ length: 64 }, (_, i) => `https://big.example/${name}/${c}/${round}/${i}`);
             const added = await dev.request('POST', `/v1/filters/${name}/add`, { keys });
 
-            assert.equal(added.status, 200, JSON.stringify(added.json));
+            assert.equal(added.status, 200, answer(added, dev));
             acknowledged[name].push(...keys);
             const checked = await dev.request('POST', `/v1/filters/${name}/check`, { keys: acknowledged[name] });
 
-            assert.equal(checked.status, 200, JSON.stringify(checked.json));
+            assert.equal(checked.status, 200, answer(checked, dev));
             assert.ok(checked.json.present.every(Boolean), `${name}: every key acknowledged so far is present`);
           }
         }
