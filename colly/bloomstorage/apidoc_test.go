@@ -35,6 +35,11 @@ func TestAPISection(t *testing.T) {
 			for _, d := range f.Decls {
 				switch d := d.(type) {
 				case *ast.FuncDecl:
+					// A method of an unexported type (an http.RoundTripper
+					// kept inside) is no part of the API.
+					if d.Recv != nil && !ast.IsExported(receiverType(d.Recv.List[0].Type)) {
+						continue
+					}
 					names = append(names, d.Name.Name)
 				case *ast.GenDecl:
 					for _, s := range d.Specs {
@@ -64,4 +69,15 @@ func TestAPISection(t *testing.T) {
 	if checked < 20 {
 		t.Fatalf("found %d exported names; the parse missed the package", checked)
 	}
+}
+
+// receiverType is the name of the type of a method's receiver, T or *T.
+func receiverType(e ast.Expr) string {
+	if star, ok := e.(*ast.StarExpr); ok {
+		e = star.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
 }
