@@ -17,6 +17,7 @@ func init() {
 	engine.NewSize = newSize
 	engine.ScalableSize = scalableSize
 	engine.ScalableGrowth = func(f any, n, limit uint64) uint64 { return f.(*ScalableFilter).growth(n, limit) }
+	engine.Route = route
 }
 
 func batch(f any, keys []byte, stride int, lens []uint32, out []byte, add bool) int {
@@ -28,6 +29,8 @@ func batch(f any, keys []byte, stride int, lens []uint32, out []byte, add bool) 
 	case *Filter:
 		p = f
 	case *BlockedFilter:
+		p = f
+	case *routed:
 		p = f
 	default:
 		return engine.OtherKind

@@ -42,7 +42,7 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
 
   const name = 'example';
   assert.equal(
-    (await w.request('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, shards: 2 })).status,
+    (await w.request('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, shards: 4 })).status,
     201,
   );
   const first = urls('first', 100);
@@ -106,6 +106,11 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
     [...first, ...later].map(() => true),
   );
   assert.deepEqual(Object.values(await page.evaluate(() => window.syncExample.bytes())), await snapshot());
+  // The page prints the copy's count: a 4-shard copy's count is the
+  // service's, the sum over its shards.
+  const { count } = (await w.request('GET', `/v1/filters/${name}`)).json.total;
+  assert.ok(count >= 245, `count ${count}`);
+  assert.match(await page.locator('#status').textContent(), new RegExp(`; ${count} keys$`));
   chromium.assertClean();
   assert.ok(
     chromium.requests.some((u) => u.startsWith(`${service}/v1/filters/${name}/checkpoints/`)),

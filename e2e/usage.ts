@@ -7,6 +7,7 @@ import {
   CountingBloomFilter,
   ScalableBloomFilter,
   BlockedBloomFilter,
+  ShardedBloomFilter,
   fromBytes,
   optimal,
   estimateFPR,
@@ -38,6 +39,10 @@ const c = new CountingBloomFilter({ bits: 1024, hashes: 3 });
 const removed: boolean = c.remove('a');
 const s = new ScalableBloomFilter({ initialCapacity: 100, errorRate: 0.001 });
 const layers: number = s.layers;
+const sh = new ShardedBloomFilter({ capacity: 1000, errorRate: 0.01, shards: 4 });
+const shardedNumbers: number = sh.count + sh.bits + sh.setBits + sh.estimatedErrorRate + sh.byteLength;
+const shardedKind: 'sharded' = sh.kind;
+const shardedMany: boolean[] = sh.addMany(['a', key]);
 const size: { bits: number; hashes: number } = optimal(1e6, 0.01);
 const fpr: number = estimateFPR(size.bits, size.hashes, 1e6);
 const sizedBlocks: number = optimalBlocks(1e6, 0.01);
@@ -70,6 +75,8 @@ console.log(
 f.add(42);
 // @ts-expect-error: a capacity needs an error rate
 new BloomFilter({ capacity: 1000 });
+// @ts-expect-error: a sharded filter needs its number of shards
+new ShardedBloomFilter({ capacity: 1000, errorRate: 0.01 });
 // @ts-expect-error: only a counting filter removes
 f.remove('a');
 // @ts-expect-error: a scalable filter takes an initial capacity

@@ -7,7 +7,7 @@
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-export const VERSION = 5;
+export const VERSION = 6;
 
 // MaxBits bounds every filter the engine makes or loads: 2^32 bits is a
 // 512 MiB bitset, an eighth of the 4 GiB that wasm32 can address.
@@ -72,6 +72,13 @@ export const OP_OPTIMAL_BLOCKS = 42; // the blocks of a split-block filter for c
 export const OP_BLOCKED_FPR = 43; // the expected rate of a split-block filter of x blocks after y keys (bloom.EstimateBlockedFPR), as float64 at scratch[0:8]
 export const OP_GROWTH = 44; // the bytes the new layers of scalable h take if it gets x new keys, or the first sum past y, as float64 at scratch[0:8]
 export const OP_RELEASE = 45; // write the engine's release version (version.txt) at scratch[0:]; returns its length
+export const OP_ROUTED = 46; // a sharded filter of the b handles (int32) at scratch[a:], its router first then its shards, for the keys export (KeyRouted); returns its handle. With c 1: drop sharded filter h; with c 2: a new router of a shards (m = a, k = 1, seed RouteSeed), a classic filter's handle
+
+// KeyRouted, added to the add argument of the keys export (not the key
+// export, which takes filters only), says that h is a sharded filter of
+// OpRouted: each key goes to its shard. Such a filter goes when it is
+// dropped or when any of its filters is freed.
+export const KEY_ROUTED = 2;
 
 // Statistics written by OpStats (all) and OpParams (those that take
 // constant time, the others 0), as float64 in this order.

@@ -14,7 +14,9 @@ import {
   BLOCK_BITS,
 } from './abi.js';
 import { engineNumber } from './core.js';
-import { Filter, combine, fromParquet, load, parquetBitset, positions } from './filter.js';
+import { Filter, combine, positions } from './filter.js';
+import { parquetBitset } from './changes.js';
+import { fromParquet, load } from './decode.js';
 import { CONSTRUCT, MAX_BITS, options, positiveInteger, rate } from './args.js';
 
 // blockedArgs validates { capacity, errorRate, forParquet } or { blocks }.

@@ -2,7 +2,9 @@
 // enhanced double hashing; and its sizing from capacity and error rate.
 import { OP_UNION, OP_INTERSECT, OP_EQUAL, KIND_CLASSIC } from './abi.js';
 import { optimalBits, optimalHashes, estimateFPR as fpr } from './sizing.js';
-import { Filter, addManyChanges, applyChanges, combine, load, positions, readBytes, writeBytes } from './filter.js';
+import { Filter, combine, positions } from './filter.js';
+import { addManyChanges, applyChanges, readBytes, writeBytes } from './changes.js';
+import { load } from './decode.js';
 import { CONSTRUCT, positiveInteger, rate, sizeArgs } from './args.js';
 
 /** A classic Bloom filter. */

@@ -1,6 +1,7 @@
 // The counting Bloom filter (kind 2): 4-bit counters, so keys can be removed.
 import { OP_EQUAL, KIND_COUNTING } from './abi.js';
-import { Filter, combine, load, positions, remove } from './filter.js';
+import { Filter, combine, positions, remove } from './filter.js';
+import { load } from './decode.js';
 import { CONSTRUCT, sizeArgs } from './args.js';
 
 /** A Bloom filter of 4-bit counters that supports remove(). */

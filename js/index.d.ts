@@ -440,12 +440,34 @@ export class BlockedBloomFilter {
   parquetBitset(): Uint8Array<ArrayBuffer>;
 }
 
+/** Options of `new ShardedBloomFilter`: the parameters the Worker takes for a filter. */
+export interface ShardedOptions extends CapacityOptions {
+  /** The shards, 2 to 65,536 (a filter of one shard is a BloomFilter). */
+  shards: number;
+}
+
 /**
- * A filter split into shards, as the edgebloom Worker publishes its snapshots
- * (worker/README.md): each key lives in one shard, chosen by a router filter
- * exactly as the Worker and Go choose it.
+ * A filter split into shards, as the edgebloom Worker keeps one and as its
+ * snapshot holds it: each key lives in exactly one shard, which the router
+ * picks. Every getter of a BloomFilter, over all shards and equal to the field
+ * of stats() of the same name: bits, count, setBits, estimatedCount, capacity
+ * and byteLength are sums; hashes and errorRate the shards' (a key probes one
+ * shard); estimatedErrorRate the shards' mean; fillRatio setBits / bits.
+ * Batches are routed in the engine, one crossing a group of keys as for one
+ * filter.
  */
+export interface ShardedBloomFilter extends Omit<Filter, 'kind' | 'stats'> {}
 export class ShardedBloomFilter {
+  /**
+   * A new, empty filter of the Worker's shards: the router of `shards`
+   * shards, and `shards` classic filters of capacity ceil(capacity / shards)
+   * at errorRate, so that after the same keys its toBytes() is byte for byte
+   * the Worker's snapshot of a filter made with the same parameters.
+   * @throws {RangeError} when capacity is not an integer ≥ 1, errorRate is not
+   *   in (0, 1) or shards is not an integer from 2 to 65,536; {TypeError} when
+   *   an option is not a number; ERR_TOO_LARGE past the memory budget.
+   */
+  constructor(options: ShardedOptions);
   /**
    * Loads a sharded container; maxBits bounds each shard (as Go's snapshot.LoadSharded does).
    * @throws {Error} with code ERR_TRUNCATED, ERR_CORRUPT, ERR_VERSION, ERR_NOT_FILTER,
@@ -455,19 +477,10 @@ export class ShardedBloomFilter {
   /** The number of shards. */
   readonly shards: number;
   readonly kind: 'sharded';
-  /** Shard i, for inspection; it stays owned by this filter. */
+  /** Shard i, for inspection; it stays owned by this filter (freeing it makes this filter throw ERR_FREED). */
   shard(i: number): BloomFilter;
-  add(key: Key): boolean;
-  has(key: Key): boolean;
-  /** Adds every key to its shard; all or nothing, as Filter.addMany. */
-  addMany(keys: Key[]): boolean[];
-  hasMany(keys: Key[]): boolean[];
-  /** Statistics over all shards (kind "sharded"; layers is the shard count). */
+  /** Statistics over all shards (kind "sharded"; layers is the shard count): the getters' values. */
   stats(): Omit<FilterStats, 'kind'> & { kind: 'sharded' };
-  /** The container, byte for byte as the Worker writes it. */
-  toBytes(): Uint8Array<ArrayBuffer>;
-  free(): void;
-  [Symbol.dispose](): void;
 }
 
 /**

@@ -2,14 +2,14 @@
 // encodeInto) or as its bytes into the scratch buffer, one at a time or
 // packed in batches; a key longer than PIECE is hashed in pieces.
 
-import { OP_DIGEST, BATCH_GROUP as GROUP } from './abi.js';
+import { OP_DIGEST, KEY_ROUTED, BATCH_GROUP as GROUP } from './abi.js';
 import { call, check, keyCall, keyView, keysCall, mem, mem32, scratch } from './core.js';
 
 // Keys longer than this (UTF-16 units of a string, or bytes) are hashed in
 // pieces of this size (OP_DIGEST), so that a key of any length needs at
 // most 3 · 256 Ki bytes of scratch buffer, and linear memory, which never
 // shrinks, stays small (js/test/budget.test.js hashes a 100 MB key).
-const PIECE = 256 * 1024;
+export const PIECE = 256 * 1024;
 // Batches are cut so that the scratch buffer stays near this size.
 export const BATCH_BYTES = 1 << 20;
 // String batches go to the engine a group of GROUP keys at a time, one call
@@ -118,7 +118,29 @@ export function putKey(e, key) {
   return writeKey(mem(e), base, 0, key);
 }
 
-// keyOp runs a one-key operation of eb on handle h.
+// oneKey adds or tests one key of at most PIECE units or bytes in h, and
+// returns the result: through the key export, or for a sharded filter
+// (KEY_ROUTED in add), whose keys the engine routes in batches only, through
+// the keys export with a batch of one.
+export function oneKey(e, add, h, key) {
+  let n = putKey(e, key);
+  if (!(add & KEY_ROUTED)) {
+    const status = keyCall(e, add, h, 0, n);
+    if (status < 0 || e.go.exited) check(e, status);
+    return status === 1;
+  }
+  // The key at 0, its length after it, then its result byte.
+  const lens = (n + 3) & ~3;
+  if (lens + 5 > e.scratchSize) {
+    scratch(e, lens + 5);
+    n = putKey(e, key);
+  }
+  mem32(e)[(e.scratch + lens) >>> 2] = n;
+  const status = keysCall(e, add, h, 1, lens, 0, n, lens + 4, 0);
+  if (status < 0 || e.go.exited) check(e, status);
+  return mem(e)[e.scratch + lens + 4] === 1;
+}
+
 // keyOp runs a one-key operation of eb on handle h. A long key is written
 // whole (remove has no pieces), within the memory budget.
 export function keyOp(e, op, h, key) {
@@ -182,11 +204,7 @@ function stringBatch(e, add, h, keys, i, results) {
     const count = stop - g;
     if (count === 0) break;
     if (3 * longest > MAX_STRIDE) {
-      for (let k = g; k < stop; k++) {
-        const status = keyCall(e, add, h, 0, putKey(e, keys[k]));
-        if (status < 0 || e.go.exited) check(e, status);
-        results[k] = status === 1;
-      }
+      for (let k = g; k < stop; k++) results[k] = oneKey(e, add, h, keys[k]);
       continue;
     }
     const s = slots(e, strideFor(longest));
@@ -264,7 +282,10 @@ function badKey(keys, i) {
   return new TypeError(`edgebloom: keys[${i}] must be a string or a Uint8Array, got ${got}; nothing was added`);
 }
 
-export function batchOp(e, add, h, keys) {
+// batchOp adds (add 1) or tests (add 0) keys in filter h, or with
+// KEY_ROUTED in add, in sharded filter h, whose keys longer than PIECE go
+// to whole(key), which returns the result.
+export function batchOp(e, add, h, keys, whole) {
   if (!Array.isArray(keys)) checkKeys(keys);
   // All or nothing: every key is checked (as checkKeys does), and the
   // scratch buffer the largest part of the batch needs is made within the
@@ -304,7 +325,7 @@ export function batchOp(e, add, h, keys) {
   while (i < keys.length) {
     const key = keys[i];
     if (isLong(key)) {
-      results[i] = streamKey(e, add, h, key) === 1;
+      results[i] = whole ? whole(key) : streamKey(e, add, h, key) === 1;
       i++;
       continue;
     }

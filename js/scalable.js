@@ -1,6 +1,7 @@
 // The scalable Bloom filter (kind 3): grows by layers and keeps its error rate.
 import { KIND_SCALABLE } from './abi.js';
-import { Filter, growth, layers, load } from './filter.js';
+import { Filter, growth, layers } from './filter.js';
+import { load } from './decode.js';
 import { CONSTRUCT, options, positiveInteger, rate } from './args.js';
 import { budgetRoom, live, tooLarge } from './core.js';
 

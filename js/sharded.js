@@ -40,12 +40,15 @@ import {
   RECORD_AT_BITS,
   MAX_SHARDS,
   ROUTE_SEED,
+  OP_ROUTED,
+  KEY_ROUTED,
 } from './abi.js';
-import { loadArgs } from './args.js';
+import { CONSTRUCT, loadArgs, options, positiveInteger, rate } from './args.js';
 import { codedError } from './errors.js';
-import { checkKeys } from './keys.js';
-import { load } from './filter.js';
-import { live, loadRoom, shardRecord } from './core.js';
+import { PIECE, batchOp, checkKeys, maxKeyBytes, oneKey } from './keys.js';
+import { load } from './decode.js';
+import { reach } from './filter.js';
+import { call, dead, engineExited, live, loadRoom, mem32, scratch, shardRecord } from './core.js';
 import { BloomFilter } from './classic.js';
 import { CountingBloomFilter } from './counting.js';
 import { ScalableBloomFilter } from './scalable.js';
@@ -74,17 +77,105 @@ export function isSharded(bytes) {
   return bytes.length >= MAGIC.length && MAGIC.every((b, i) => bytes[i] === b);
 }
 
-/** A filter split into shards; each key lives in exactly one of them. */
+const freed = () => codedError(Error, 'ERR_FREED', 'edgebloom: the filter was freed');
+
+// newRouter returns a new router of s shards (m = s, k = 1, seed
+// ROUTE_SEED), the one Go's snapshot.Router(s) makes.
+function newRouter(s) {
+  return new BloomFilter(CONSTRUCT, KIND_CLASSIC, 0, 0, 0, call(live(), OP_ROUTED, 0, s, 0, 2));
+}
+
+// make returns the router and shards of new ShardedBloomFilter(opts): the
+// Worker's for a filter of these parameters, each shard of capacity
+// ceil(capacity / shards) (worker/front's shardCapacity) at errorRate.
+function make(opts) {
+  options(opts, 'new ShardedBloomFilter');
+  const capacity = positiveInteger('capacity', opts.capacity, Number.MAX_SAFE_INTEGER);
+  const errorRate = rate('errorRate', opts.errorRate);
+  const s = positiveInteger('shards', opts.shards, MAX_SHARDS);
+  if (s < 2) {
+    throw new RangeError(
+      `edgebloom: "shards" must be an integer from 2 to ${MAX_SHARDS}, got 1: a filter of one shard is a BloomFilter, as the Worker's snapshot of it is`,
+    );
+  }
+  const per = Number((BigInt(capacity) + BigInt(s) - 1n) / BigInt(s));
+  const made = [];
+  try {
+    made.push(newRouter(s));
+    for (let i = 0; i < s; i++) made.push(new BloomFilter({ capacity: per, errorRate }));
+  } catch (err) {
+    for (const f of made) f.free();
+    throw err;
+  }
+  return made;
+}
+
+// isRouter reports whether f is the router of s shards: m = s, k = 1, no
+// bits set and the seed ROUTE_SEED.
+function isRouter(f, s) {
+  if (f.bits !== s || f.hashes !== 1 || f.setBits !== 0) return false;
+  const seed = new DataView(f.readBytes(RECORD_AT_SEED, RECORD_AT_SEED + 8).buffer).getBigUint64(0, true);
+  return seed === ROUTE_SEED;
+}
+
+// route returns the engine's handle of router and shards together
+// (OP_ROUTED), or 0 when the engine does not route them: shards of
+// different seeds.
+function route(router, shards) {
+  const fs = [router, ...shards];
+  const [e] = reach(router);
+  const at = scratch(e, 4 * fs.length) >>> 2;
+  const u32 = mem32(e);
+  fs.forEach((f, i) => (u32[at + i] = reach(f)[1]));
+  try {
+    return call(e, OP_ROUTED, 0, 0, fs.length);
+  } catch (err) {
+    if (err.code === 'ERR_KIND') return 0;
+    throw err;
+  }
+}
+
+/**
+ * A filter split into shards, as the edgebloom Worker keeps one: each key
+ * lives in exactly one shard, which the router picks. It has the getters,
+ * batches and statistics of a BloomFilter, over all its shards.
+ */
 export class ShardedBloomFilter {
   #router;
   #shards;
+  // The engine's handle of this filter's router and shards together
+  // (OP_ROUTED), which the keys export takes with KEY_ROUTED; 0 for shards
+  // of different seeds, which the engine does not route (then each key
+  // goes to its shard from here).
+  #set = 0;
 
-  constructor(router, shards) {
-    if (!(router instanceof BloomFilter) || !Array.isArray(shards) || shards.length < 2) {
-      throw new TypeError('edgebloom: a ShardedBloomFilter comes from ShardedBloomFilter.fromBytes');
-    }
+  /**
+   * A new, empty filter of the Worker's shards for these parameters:
+   * `new ShardedBloomFilter({ capacity, errorRate, shards })` holds, key for
+   * key, the bytes of the Worker's snapshot of a filter made with them.
+   * (Given a router and its shards, BloomFilters, it takes them over.)
+   */
+  constructor(opts, ...internal) {
+    let router;
+    let shards;
+    if (opts === CONSTRUCT) [router, shards] = internal;
+    else if (opts instanceof BloomFilter) {
+      [router, shards] = [opts, internal[0]];
+      if (
+        !Array.isArray(shards) ||
+        shards.length < 2 ||
+        !shards.every((f) => f instanceof BloomFilter) ||
+        new Set([router, ...shards]).size !== shards.length + 1 ||
+        !isRouter(router, shards.length)
+      ) {
+        throw new TypeError(
+          'edgebloom: new ShardedBloomFilter(router, shards) takes the router of shards.length shards and 2 or more other BloomFilters',
+        );
+      }
+    } else [router, ...shards] = make(opts);
     this.#router = router;
     this.#shards = shards;
+    this.#set = route(router, shards);
   }
 
   /**
@@ -156,7 +247,7 @@ export class ShardedBloomFilter {
         off += n;
       }
       const [router, ...shards] = loaded;
-      return new ShardedBloomFilter(router, shards);
+      return new ShardedBloomFilter(CONSTRUCT, router, shards);
     } catch (err) {
       for (const f of loaded) f.free();
       throw err;
@@ -167,38 +258,123 @@ export class ShardedBloomFilter {
     return this.#shards[this.#router.positions(key)[0]];
   }
 
+  // engine returns the engine after checking this filter is still live.
+  #engine() {
+    if (this.#shards === null) throw freed();
+    const e = live();
+    if (dead(e)) throw engineExited();
+    return e;
+  }
+
   /** The number of shards. */
   get shards() {
+    this.#engine();
     return this.#shards.length;
   }
 
   /** Shard i, for inspection; it stays owned by this filter. */
   shard(i) {
+    this.#engine();
     return this.#shards[i];
   }
 
   /** Adds key to its shard and reports whether it was new. */
   add(key) {
-    return this.#shardOf(key).add(key);
+    return this.#one(KEY_ROUTED | 1, key);
   }
 
   has(key) {
-    return this.#shardOf(key).has(key);
+    return this.#one(KEY_ROUTED, key);
   }
 
-  /** Adds every key; a TypeError for one of them means none was added. */
+  #one(add, key) {
+    const e = this.#engine();
+    // A key longer than PIECE goes to its shard from here, which hashes it
+    // in pieces: the engine routes the keys it holds whole.
+    maxKeyBytes(key);
+    if (this.#set === 0 || key.length > PIECE) {
+      const f = this.#shardOf(key);
+      return add & 1 ? f.add(key) : f.has(key);
+    }
+    return oneKey(e, add, this.#set, key);
+  }
+
+  /** Adds every key to its shard; all or nothing, as Filter.addMany. */
   addMany(keys) {
-    checkKeys(keys);
-    return keys.map((k) => this.add(k));
+    return this.#many(KEY_ROUTED | 1, keys);
   }
 
   hasMany(keys) {
-    checkKeys(keys);
-    return keys.map((k) => this.has(k));
+    return this.#many(KEY_ROUTED, keys);
   }
 
-  /** Statistics over all shards. A key probes one shard, so the error rate is the shards' mean. */
+  // many runs a batch in the engine, which routes each key to its shard; a
+  // key longer than the engine takes whole goes to its shard from here.
+  #many(add, keys) {
+    const e = this.#engine();
+    if (this.#set === 0) {
+      checkKeys(keys);
+      return keys.map((k) => this.#one(add, k));
+    }
+    return batchOp(e, add, this.#set, keys, (key) => this.#one(add, key));
+  }
+
+  // sum returns the sum over the shards of one of their getters, in shard
+  // order as stats() sums them.
+  #sum(name) {
+    this.#engine();
+    let t = 0;
+    for (const f of this.#shards) t += f[name];
+    return t;
+  }
+
+  // The getters of every filter, over all shards, equal to stats()'s
+  // fields. A key probes one shard: the error rates are the shards'
+  // (estimatedErrorRate their mean).
+  get kind() {
+    this.#engine();
+    return 'sharded';
+  }
+  get bits() {
+    return this.#sum('bits');
+  }
+  get hashes() {
+    this.#engine();
+    return this.#shards[0].hashes;
+  }
+  get count() {
+    return this.#sum('count');
+  }
+  get setBits() {
+    return this.#sum('setBits');
+  }
+  get estimatedCount() {
+    return this.#sum('estimatedCount');
+  }
+  get fillRatio() {
+    return this.#sum('setBits') / this.#sum('bits');
+  }
+  get estimatedErrorRate() {
+    return this.#sum('estimatedErrorRate') / this.#shards.length;
+  }
+  get capacity() {
+    return this.#sum('capacity');
+  }
+  get errorRate() {
+    this.#engine();
+    return this.#shards[0].errorRate;
+  }
+  get overCapacity() {
+    this.#engine();
+    return this.#shards.some((f) => f.overCapacity);
+  }
+  get byteLength() {
+    return FIXED + 8 * this.#shards.length + this.#router.byteLength + this.#sum('byteLength');
+  }
+
+  /** All statistics in one object, from one pass over the bits: the getters' values. */
   stats() {
+    this.#engine();
     const all = this.#shards.map((f) => f.stats());
     const sum = (name) => all.reduce((t, s) => t + s[name], 0);
     return {
@@ -218,12 +394,15 @@ export class ShardedBloomFilter {
     };
   }
 
-  get kind() {
-    return 'sharded';
+  /** Removes every key from every shard. */
+  clear() {
+    this.#engine();
+    for (const f of this.#shards) f.clear();
   }
 
   /** The container, byte for byte what the Worker's snapshot endpoint writes for the same shards. */
   toBytes() {
+    this.#engine();
     const parts = [this.#router.toBytes(), ...this.#shards.map((f) => f.toBytes())];
     const head = new Uint8Array(FIXED + 8 * this.#shards.length);
     const dv = new DataView(head.buffer);
@@ -242,10 +421,14 @@ export class ShardedBloomFilter {
     return out;
   }
 
-  /** Frees every shard. */
+  /** Frees every shard. Later calls throw ERR_FREED; free() again does nothing. */
   free() {
+    if (this.#shards === null) return;
+    const e = live();
+    if (this.#set !== 0 && !dead(e)) call(e, OP_ROUTED, this.#set, 0, 0, 1);
     this.#router.free();
     for (const f of this.#shards) f.free();
+    this.#shards = null;
   }
 
   [Symbol.dispose]() {

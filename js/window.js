@@ -1,6 +1,7 @@
 // The window of generations (kind 4): the keys of the last few periods.
 import { KIND_WINDOW } from './abi.js';
-import { Filter, layers, load, rotate } from './filter.js';
+import { Filter, layers, rotate } from './filter.js';
+import { load } from './decode.js';
 import { CONSTRUCT, MAX_GENERATIONS, options, positiveInteger, rate } from './args.js';
 
 /**

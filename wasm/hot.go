@@ -79,37 +79,45 @@ func key(add, h, off, n int32) int32 {
 //
 //go:wasmexport keys
 func keys(add, h, count, lens, text, end, out, stride int32) int32 {
-	return batch(h, add == 1, uint32(count), uint32(lens), uint32(text), uint32(end), uint32(out), uint32(stride))
+	return batch(h, add, uint32(count), uint32(lens), uint32(text), uint32(end), uint32(out), uint32(stride))
 }
 
 // badKey is the status of a hot call whose filter or key is not valid.
-func badKey(f filter) int32 {
+func badKey(f any) int32 {
 	if f == nil {
 		return fail(abi.ErrFreed, "edgebloom: the filter was freed")
 	}
 	return fail(abi.ErrArg, "edgebloom: key outside the scratch buffer")
 }
 
-func batch(h int32, add bool, count, lens, keys, end, out, stride uint32) int32 {
-	f := lookup(h)
-	if f == nil {
-		return badKey(f)
-	}
+func batch(h, mode int32, count, lens, keys, end, out, stride uint32) int32 {
 	n := uint64(len(scratch))
 	if uint64(lens)+4*uint64(count) > n || uint64(out)+uint64(count) > n || keys > end || uint64(end) > n {
 		return fail(abi.ErrArg, "edgebloom: batch outside the scratch buffer")
 	}
+	add := mode&1 == 1
 	// From here every index is below len(scratch): the lengths are read
 	// through a pointer, without Go's bounds checks. engine.Batch checks
 	// each key against the text; other kinds are checked here.
 	ls := unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(scratch)), lens)), count)
 	text := scratch[keys:end]
 	res := scratch[out : out+count]
-	switch engine.Batch(f, text, int(stride), ls, res, add) {
+	f := lookup(h)
+	var r any = f
+	if mode&abi.KeyRouted != 0 {
+		r = nil
+		if h >= 1 && int(h) <= len(sets) {
+			r = sets[h-1].r // nil once dropped
+		}
+	}
+	if r == nil {
+		return badKey(nil)
+	}
+	switch engine.Batch(r, text, int(stride), ls, res, add) {
 	case engine.Done:
 		return int32(count)
 	case engine.OutOfRange:
-		return badKey(f)
+		return badKey(r)
 	}
 	total, over := lengths(ls, stride)
 	if stride != 0 && count > 0 {

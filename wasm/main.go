@@ -218,6 +218,8 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 		return putFloat(bloom.EstimateBlockedFPR(uint64(x), uint64(y)))
 	case abi.OpRelease:
 		return int32(copy(scratch, release.Version))
+	case abi.OpRouted:
+		return routedOp(h, a, b, c)
 	}
 	f := lookup(h)
 	if f == nil {
@@ -227,6 +229,7 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 	case abi.OpFree:
 		filters[h-1] = nil
 		unused = append(unused, h)
+		routedOp(h, 0, 0, 3)
 		// Linear memory never shrinks, and Go's collector lets the heap
 		// reach twice its live size before it runs. Collecting at once when
 		// a filter of 64 KiB or more goes makes its memory reusable by the

@@ -18,7 +18,7 @@ package abi
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-const Version = 5
+const Version = 6
 
 // MaxBits bounds every filter the engine makes or loads: 2^32 bits is a
 // 512 MiB bitset, an eighth of the 4 GiB that wasm32 can address.
@@ -88,7 +88,14 @@ const (
 	OpBlockedFPR    = 43 // the expected rate of a split-block filter of x blocks after y keys (bloom.EstimateBlockedFPR), as float64 at scratch[0:8]
 	OpGrowth        = 44 // the bytes the new layers of scalable h take if it gets x new keys, or the first sum past y, as float64 at scratch[0:8]
 	OpRelease       = 45 // write the engine's release version (version.txt) at scratch[0:]; returns its length
+	OpRouted        = 46 // a sharded filter of the b handles (int32) at scratch[a:], its router first then its shards, for the keys export (KeyRouted); returns its handle. With c 1: drop sharded filter h; with c 2: a new router of a shards (m = a, k = 1, seed RouteSeed), a classic filter's handle
 )
+
+// KeyRouted, added to the add argument of the keys export (not the key
+// export, which takes filters only), says that h is a sharded filter of
+// OpRouted: each key goes to its shard. Such a filter goes when it is
+// dropped or when any of its filters is freed.
+const KeyRouted = 2
 
 // Statistics written by OpStats (all) and OpParams (those that take
 // constant time, the others 0), as float64 in this order.

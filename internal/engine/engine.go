@@ -23,7 +23,8 @@ const (
 var (
 	// Batch adds (add) or tests the len(lens) keys laid out in keys, key i
 	// being lens[i] bytes at keys[i·stride:] (back to back when stride is
-	// 0), in f, a *bloom.Filter or a *bloom.BlockedFilter, and sets out[i]
+	// 0), in f, a *bloom.Filter, a *bloom.BlockedFilter or a sharded filter of
+	// Route, and sets out[i]
 	// to 1 when key i was new (add) or is probably present, else 0. On wasm
 	// it hashes and probes a group of keys in one loop. It returns Done, or,
 	// having done nothing, OtherKind when f is of another kind and
@@ -58,3 +59,12 @@ var (
 	// keys, counting every key new, or the first sum past limit.
 	ScalableGrowth func(f any, n, limit uint64) uint64
 )
+
+// Route makes a sharded filter (a sharded container's filters), which Batch
+// takes as it takes one filter: Route(nil, router) starts one, then
+// Route(r, shard) adds each shard in order. Key goes to shard
+// floor(XXH64(key, router's seed) · s / 2^64), the router's first location
+// of key, as package snapshot routes it: the router must have s bits.
+// Route returns nil unless every filter is a *bloom.Filter and the shards
+// have one seed.
+var Route func(r, f any) any

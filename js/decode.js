@@ -1,0 +1,145 @@
+// Filters from bytes: the documented format (load, checked before any
+// byte is copied into the engine) and a Parquet bitset (fromParquet).
+import {
+  OP_FREE,
+  OP_INSPECT,
+  OP_DECODE,
+  OP_FROM_PARQUET,
+  KIND_SCALABLE,
+  KIND_BLOCKED,
+  KIND_CLASSIC,
+  KIND_WINDOW,
+  HEADER_SIZE,
+  CHECKSUM_SIZE,
+  CONTAINER_MAGIC,
+} from './abi.js';
+import {
+  budgetRoom,
+  call,
+  live,
+  loadRecord,
+  loadRoom,
+  loadScratch,
+  mem,
+  rescratch,
+  scratch,
+  scratchGrowth,
+  tooLarge,
+} from './core.js';
+import { CONSTRUCT, loadArgs } from './args.js';
+import { codedError } from './errors.js';
+
+// Whether bytes start as a sharded container (a Worker's snapshot of a
+// filter of several shards) does: its magic, CONTAINER_MAGIC.
+const isContainer = (bytes) => [...CONTAINER_MAGIC].every((c, i) => bytes[i] === c.charCodeAt(0));
+
+// The error of a kind's fromBytes given a sharded container: what the bytes
+// hold, and the two calls that load them. Its code is ERR_NOT_FILTER, as
+// Go's bloom.Decode says of the same bytes.
+function containerError(Class, bytes) {
+  const shards = new DataView(bytes.buffer, bytes.byteOffset).getUint32(8, true);
+  return codedError(
+    Error,
+    'ERR_NOT_FILTER',
+    `edgebloom: ${Class.name}.fromBytes: these bytes are a sharded snapshot (magic "${CONTAINER_MAGIC}", ${shards} shards), ` +
+      'as the Worker sends for a filter of several shards, not one filter: load them with fromBytes(bytes), ' +
+      'which takes any filter or snapshot, or ShardedBloomFilter.fromBytes(bytes)',
+  );
+}
+
+/**
+ * Loads a filter from bytes in the documented format: of kind want into
+ * Class, or when Class is undefined, of any kind into its class in classes.
+ * record, when given, is the longest input the memory budget has room for
+ * (a sharded container's share for each shard); by default, a load's own.
+ */
+export function load(Class, input, opts, want, classes, record) {
+  const { bytes, maxBits } = loadArgs(input, opts);
+  const e = live();
+  if (bytes.length < HEADER_SIZE) {
+    throw codedError(Error, 'ERR_TRUNCATED', 'bloom: truncated filter');
+  }
+  // The header is checked before the rest is copied into linear memory,
+  // which grows for good: an oversized or foreign input costs nothing. It is
+  // checked as the decoder of kind want checks it, so a header of another
+  // kind is ERR_KIND where Go's decoder says so.
+  let base = scratch(e, HEADER_SIZE);
+  mem(e).set(bytes.subarray(0, HEADER_SIZE), base);
+  // Any kind: the one the header names; one the format does not have is
+  // read as classic, as Go's decoders dispatch.
+  const any = bytes[5] >= KIND_CLASSIC && bytes[5] <= KIND_BLOCKED ? bytes[5] : KIND_CLASSIC;
+  // The memory budget bounds the header's bits as maxBits does, at the
+  // same step of Go's order of checks: a filter that cannot fit is
+  // ERR_TOO_LARGE from its header, before a byte of it is copied, whatever
+  // else is wrong with it; Go's decoders given that bound say the same.
+  const room = loadRoom(e);
+  const fits = record ?? loadRecord(room);
+  let kind;
+  try {
+    kind = call(e, OP_INSPECT, 0, 0, want ?? any, 0, 0, maxBits, fits);
+  } catch (err) {
+    if (err.code === 'ERR_NOT_FILTER' && Class !== undefined && isContainer(bytes)) throw containerError(Class, bytes);
+    const bits = new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(16, true);
+    if (err.code !== 'ERR_TOO_LARGE' || bits > BigInt(maxBits)) throw err;
+    throw codedError(
+      RangeError,
+      'ERR_TOO_LARGE',
+      `edgebloom: a filter of ${bits} bits needs more than the engine's memory budget has left: ${room} bytes of ${e.limit}, and a load takes its size twice, the input and the filter (init({ memoryLimit }) sets the budget); nothing was changed`,
+    );
+  }
+  // The record, as long as its checked header says and no longer, is
+  // decoded in order, as Go's decoders read it: a record cut short or
+  // damaged gets the code Go gives it, and bytes after a whole record are
+  // refused after it. (One refusal, one code: js/test/mutations.test.js.)
+  const size =
+    HEADER_SIZE + CHECKSUM_SIZE + Number(new DataView(bytes.buffer, bytes.byteOffset).getBigUint64(56, true));
+  // A classic, counting or split-block record cut short reaches the end of
+  // its input before its checksum: Go's decoders say ERR_TRUNCATED, and so
+  // does this, before a byte is copied. Scalable filters and windows hold
+  // records whose headers and checksums come before the cut.
+  if (bytes.length < size && kind !== KIND_SCALABLE && kind !== KIND_WINDOW) {
+    throw codedError(Error, 'ERR_TRUNCATED', 'bloom: truncated filter');
+  }
+  // At most the record the bound above lets through: its copy and the
+  // filter it becomes fit the room.
+  const n = Math.min(bytes.length, size);
+  base = loadScratch(e, n);
+  mem(e).set(bytes.subarray(0, n), base);
+  let handle;
+  try {
+    handle = call(e, OP_DECODE, 0, n, 0, 0, 0, maxBits, fits);
+  } finally {
+    if (!e.dead) rescratch(e);
+  }
+  if (bytes.length > size) {
+    e.eb(OP_FREE, handle, 0, 0, 0, 0, 0, 0);
+    throw codedError(Error, 'ERR_CORRUPT', 'bloom: corrupt filter: trailing bytes after the filter');
+  }
+  const C = Class ?? classes[kind];
+  return new C(CONSTRUCT, kind, 0, 0, 0, handle);
+}
+
+/** A split-block filter of Class whose bits are a copy of a Parquet bitset. */
+export function fromParquet(Class, input, opts) {
+  const { bytes, maxBits } = loadArgs(input, opts);
+  const e = live();
+  // Checked before the bitset is copied into linear memory, which grows for good.
+  if (8 * bytes.length > maxBits) {
+    throw codedError(
+      RangeError,
+      'ERR_TOO_LARGE',
+      `bloom: filter exceeds the size bound: the bitset has ${8 * bytes.length} bits, maxBits is ${maxBits}`,
+    );
+  }
+  const need = scratchGrowth(e, bytes.length) + bytes.length;
+  if (need > budgetRoom(e)) throw tooLarge(e, `a bitset of ${bytes.length} bytes`, need);
+  const base = scratch(e, bytes.length);
+  mem(e).set(bytes, base);
+  let handle;
+  try {
+    handle = call(e, OP_FROM_PARQUET, 0, bytes.length, 0, 0, 0, maxBits);
+  } finally {
+    if (!e.dead) rescratch(e);
+  }
+  return new Class(CONSTRUCT, KIND_BLOCKED, 0, 0, 0, handle);
+}
