@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/edgebloom/edgebloom/internal/abi"
+	"github.com/edgebloom/edgebloom/internal/engine"
 )
 
 // The encoding, described field by field in docs/format.md:
@@ -290,24 +291,21 @@ func (rr *recordReader) readFull(b []byte) error {
 
 // readWords reads n little-endian words. The slice grows with the bytes that
 // actually arrive, so a header that promises more than the input holds
-// costs at most about twice what the input held.
+// costs at most about twice what the input held. A payload already in
+// place (engine.Payload, the npm module's engine) is taken as it is.
 func (rr *recordReader) readWords(n uint64) ([]uint64, error) {
 	const chunk = 1 << 17 // words: 1 MiB
-	words := make([]uint64, 0, min(n, chunk))
-	buf := make([]byte, 8*min(n, chunk))
-	for uint64(len(words)) < n {
-		c := min(n-uint64(len(words)), chunk)
-		b := buf[:8*c]
-		if err := rr.readFull(b); err != nil {
-			return nil, err
-		}
-		if uint64(cap(words)-len(words)) < c {
-			grown := make([]uint64, len(words), min(n, max(2*uint64(cap(words)), uint64(len(words))+c)))
+	var words []uint64
+	for l := uint64(0); l < n; l = uint64(len(words)) {
+		c := min(n-l, chunk)
+		if uint64(cap(words))-l < c {
+			grown := make([]uint64, l, min(n, max(2*uint64(cap(words)), l+c)))
 			copy(grown, words)
 			words = grown
 		}
-		for i := uint64(0); i < c; i++ {
-			words = append(words, wire.Uint64(b[8*i:]))
+		words = words[:l+c]
+		if err := rr.readPayload(words[l:]); err != nil {
+			return nil, err
 		}
 	}
 	return words, nil
@@ -348,8 +346,10 @@ func readRecord(r io.Reader, want uint8, maxBits uint64) (header, []uint64, erro
 	if err != nil {
 		return h, nil, err
 	}
-	words, err := rr.readWords(h.payload / 8)
-	if err != nil {
+	words := engine.Payload
+	if uint64(len(words)) == h.payload/8 {
+		hashPayload(rr.d, words)
+	} else if words, err = rr.readWords(h.payload / 8); err != nil {
 		return h, nil, err
 	}
 	if err := rr.verify(); err != nil {

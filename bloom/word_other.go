@@ -48,3 +48,19 @@ func hashPayload(d *checksum, words []uint64) {
 		words = words[c:]
 	}
 }
+
+// readPayload reads len(w) little-endian words of payload into w.
+func (rr *recordReader) readPayload(w []uint64) error {
+	var buf [4096]byte
+	for len(w) > 0 {
+		c := min(len(w), len(buf)/8)
+		if err := rr.readFull(buf[:8*c]); err != nil {
+			return err
+		}
+		for i := range w[:c] {
+			w[i] = wire.Uint64(buf[8*i:])
+		}
+		w = w[c:]
+	}
+	return nil
+}

@@ -31,3 +31,6 @@ func setPayload(words []uint64, p []byte, off uint64) { copy(payloadView(words)[
 
 // hashPayload writes the payload of words to d.
 func hashPayload(d *checksum, words []uint64) { d.Write(payloadView(words)) }
+
+// readPayload reads len(w) words of payload into w, as they are in memory.
+func (rr *recordReader) readPayload(w []uint64) error { return rr.readFull(payloadView(w)) }
