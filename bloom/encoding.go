@@ -291,22 +291,25 @@ func (rr *recordReader) readFull(b []byte) error {
 
 // readWords reads n little-endian words. The slice grows with the bytes that
 // actually arrive, so a header that promises more than the input holds
-// costs at most about twice what the input held. A payload already in
-// place (engine.Payload, the npm module's engine) is taken as it is.
+// costs at most about twice what the input held.
 func (rr *recordReader) readWords(n uint64) ([]uint64, error) {
 	const chunk = 1 << 17 // words: 1 MiB
-	var words []uint64
-	for l := uint64(0); l < n; l = uint64(len(words)) {
-		c := min(n-l, chunk)
-		if uint64(cap(words))-l < c {
-			grown := make([]uint64, l, min(n, max(2*uint64(cap(words)), l+c)))
+	words := make([]uint64, 0, min(n, chunk))
+	buf := make([]byte, 8*min(n, chunk))
+	for uint64(len(words)) < n {
+		c := min(n-uint64(len(words)), chunk)
+		b := buf[:8*c]
+		if err := rr.readFull(b); err != nil {
+			return nil, err
+		}
+		if uint64(cap(words)-len(words)) < c {
+			grown := make([]uint64, len(words), min(n, max(2*uint64(cap(words)), uint64(len(words))+c)))
 			copy(grown, words)
 			words = grown
 		}
+		l := uint64(len(words))
 		words = words[:l+c]
-		if err := rr.readPayload(words[l:]); err != nil {
-			return nil, err
-		}
+		putWords(words[l:], b)
 	}
 	return words, nil
 }

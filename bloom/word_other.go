@@ -49,18 +49,9 @@ func hashPayload(d *checksum, words []uint64) {
 	}
 }
 
-// readPayload reads len(w) little-endian words of payload into w.
-func (rr *recordReader) readPayload(w []uint64) error {
-	var buf [4096]byte
-	for len(w) > 0 {
-		c := min(len(w), len(buf)/8)
-		if err := rr.readFull(buf[:8*c]); err != nil {
-			return err
-		}
-		for i := range w[:c] {
-			w[i] = wire.Uint64(buf[8*i:])
-		}
-		w = w[c:]
+// putWords sets w to the len(w) little-endian words at the start of b.
+func putWords(w []uint64, b []byte) {
+	for i := range w {
+		w[i] = wire.Uint64(b[8*i:])
 	}
-	return nil
 }

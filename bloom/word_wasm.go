@@ -32,5 +32,5 @@ func setPayload(words []uint64, p []byte, off uint64) { copy(payloadView(words)[
 // hashPayload writes the payload of words to d.
 func hashPayload(d *checksum, words []uint64) { d.Write(payloadView(words)) }
 
-// readPayload reads len(w) words of payload into w, as they are in memory.
-func (rr *recordReader) readPayload(w []uint64) error { return rr.readFull(payloadView(w)) }
+// putWords sets w to the len(w) little-endian words at the start of b.
+func putWords(w []uint64, b []byte) { copy(payloadView(w), b) }

@@ -109,7 +109,7 @@ export function load(Class, input, opts, want, classes, record) {
     // (no copy of the input; wasm is little-endian, as the format is). The
     // decoder then checks the record as it checks any: the checksum over
     // the words in place, then what the kind requires, with the same codes.
-    const at = call(e, OP_INSPECT, 0, 0, kind, 1, 0, maxBits, fits) >>> 0;
+    const at = call(e, OP_INSPECT, 0, 0, kind, (size - HEADER_SIZE - CHECKSUM_SIZE) / 8, 0, maxBits, fits) >>> 0;
     mem(e).set(bytes.subarray(HEADER_SIZE, size - CHECKSUM_SIZE), at);
     mem(e).set(bytes.subarray(size - CHECKSUM_SIZE, size), base + HEADER_SIZE);
     handle = call(e, OP_DECODE, 0, HEADER_SIZE + CHECKSUM_SIZE, 0, 0, 0, maxBits, fits);

@@ -500,11 +500,12 @@ func encode(f filter) int32 {
 // have, when any kind will do) checks it. The input's length is not
 // checked here: decode reads the record in order, as Go's decoders do, so
 // a record cut short or damaged gets the code Go gives it, and JS refuses
-// bytes after a whole record. With payload 1, for a kind whose payload is
-// an array of words, once JS has seen that the input holds the whole
-// record: it allocates the payload's words, which JS copies the payload
-// into and the decode that follows takes as the filter's (engine.Payload),
-// and returns their address.
+// bytes after a whole record. Given the payload's length in words, for a
+// kind whose payload is an array of words, once JS has seen that the input
+// holds the whole record: it allocates them, JS copies the payload into
+// them, and the decode that follows takes them as the filter's when they
+// are as many as the header says (engine.Payload); it returns their
+// address.
 func inspect(want, payload int32, bound, record float64) int32 {
 	if _, err := bloom.InspectKind(scratch, uint8(want), loadBound(uint8(want), bound, record)); err != nil {
 		return failErr(err)
