@@ -18,7 +18,7 @@ package abi
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-const Version = 6
+const Version = 7
 
 // MaxBits bounds every filter the engine makes or loads: 2^32 bits is a
 // 512 MiB bitset, an eighth of the 4 GiB that wasm32 can address.
