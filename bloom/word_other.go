@@ -48,3 +48,10 @@ func hashPayload(d *checksum, words []uint64) {
 		words = words[c:]
 	}
 }
+
+// putWords sets w to the len(w) little-endian words at the start of b.
+func putWords(w []uint64, b []byte) {
+	for i := range w {
+		w[i] = wire.Uint64(b[8*i:])
+	}
+}

@@ -31,3 +31,6 @@ func setPayload(words []uint64, p []byte, off uint64) { copy(payloadView(words)[
 
 // hashPayload writes the payload of words to d.
 func hashPayload(d *checksum, words []uint64) { d.Write(payloadView(words)) }
+
+// putWords sets w to the len(w) little-endian words at the start of b.
+func putWords(w []uint64, b []byte) { copy(payloadView(w), b) }

@@ -7,7 +7,7 @@
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-export const VERSION = 6;
+export const VERSION = 7;
 
 // MaxBits bounds every filter the engine makes or loads: 2^32 bits is a
 // 512 MiB bitset, an eighth of the 4 GiB that wasm32 can address.
@@ -56,8 +56,8 @@ export const OP_CLEAR = 15; // clear h
 export const OP_ENCODE = 16; // encode h into the output buffer; returns its length
 export const OP_OUTPUT_PTR = 17; // address of the output buffer
 export const OP_OUTPUT_RELEASE = 18; // drop the output buffer
-export const OP_INSPECT = 19; // check the header at scratch[0:64] as the decoder of kind b does, bounded by x bits and by a record of y bytes (internal/budget); returns the kind
-export const OP_DECODE = 20; // decode scratch[0:a] bounded by x bits and by a record of y bytes; returns a handle
+export const OP_INSPECT = 19; // check the header at scratch[0:64] as the decoder of kind b does, bounded by x bits and by a record of y bytes (internal/budget); returns the kind. With c > 0, for a classic, counting or split-block record: allocates c words for its payload for the OpDecode that follows to take in place (the record's header and checksum at scratch[0:72]), and returns their address
+export const OP_DECODE = 20; // decode scratch[0:a] bounded by x bits and by a record of y bytes; returns a handle. Just after OpInspect with c 1: scratch[0:a] is the record's header and checksum, its payload those words, taken as the filter's
 export const OP_LIVE = 21; // number of live filters
 export const OP_ROTATE = 22; // rotate window h
 export const OP_CRASH = 23; // exit the Go program as a panic outside recover would (tests use it)

@@ -8,6 +8,7 @@ import {
   KIND_SCALABLE,
   KIND_BLOCKED,
   KIND_CLASSIC,
+  KIND_COUNTING,
   KIND_WINDOW,
   HEADER_SIZE,
   CHECKSUM_SIZE,
@@ -63,7 +64,7 @@ export function load(Class, input, opts, want, classes, record) {
   // which grows for good: an oversized or foreign input costs nothing. It is
   // checked as the decoder of kind want checks it, so a header of another
   // kind is ERR_KIND where Go's decoder says so.
-  let base = scratch(e, HEADER_SIZE);
+  let base = scratch(e, HEADER_SIZE + CHECKSUM_SIZE);
   mem(e).set(bytes.subarray(0, HEADER_SIZE), base);
   // Any kind: the one the header names; one the format does not have is
   // read as classic, as Go's decoders dispatch.
@@ -100,16 +101,29 @@ export function load(Class, input, opts, want, classes, record) {
   if (bytes.length < size && kind !== KIND_SCALABLE && kind !== KIND_WINDOW) {
     throw codedError(Error, 'ERR_TRUNCATED', 'bloom: truncated filter');
   }
-  // At most the record the bound above lets through: its copy and the
-  // filter it becomes fit the room.
-  const n = Math.min(bytes.length, size);
-  base = loadScratch(e, n);
-  mem(e).set(bytes.subarray(0, n), base);
   let handle;
-  try {
-    handle = call(e, OP_DECODE, 0, n, 0, 0, 0, maxBits, fits);
-  } finally {
-    if (!e.dead) rescratch(e);
+  if (kind === KIND_CLASSIC || kind === KIND_COUNTING || kind === KIND_BLOCKED) {
+    // A payload that is an array of words is copied once, straight into the
+    // filter's own words, which the engine allocates from the checked
+    // header: the load costs linear memory the filter and nothing more
+    // (no copy of the input; wasm is little-endian, as the format is). The
+    // decoder then checks the record as it checks any: the checksum over
+    // the words in place, then what the kind requires, with the same codes.
+    const at = call(e, OP_INSPECT, 0, 0, kind, (size - HEADER_SIZE - CHECKSUM_SIZE) / 8, 0, maxBits, fits) >>> 0;
+    mem(e).set(bytes.subarray(HEADER_SIZE, size - CHECKSUM_SIZE), at);
+    mem(e).set(bytes.subarray(size - CHECKSUM_SIZE, size), base + HEADER_SIZE);
+    handle = call(e, OP_DECODE, 0, HEADER_SIZE + CHECKSUM_SIZE, 0, 0, 0, maxBits, fits);
+  } else {
+    // At most the record the bound above lets through: its copy and the
+    // filter it becomes fit the room.
+    const n = Math.min(bytes.length, size);
+    base = loadScratch(e, n);
+    mem(e).set(bytes.subarray(0, n), base);
+    try {
+      handle = call(e, OP_DECODE, 0, n, 0, 0, 0, maxBits, fits);
+    } finally {
+      if (!e.dead) rescratch(e);
+    }
   }
   if (bytes.length > size) {
     e.eb(OP_FREE, handle, 0, 0, 0, 0, 0, 0);

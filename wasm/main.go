@@ -89,24 +89,20 @@ func failErr(err error) int32 {
 	if u := errors.Unwrap(err); u != nil {
 		base = u
 	}
-	code := int32(abi.ErrInternal)
-	switch base {
-	case bloom.ErrIncompatible:
-		code = abi.ErrIncompatible
-	case bloom.ErrNotFilter:
-		code = abi.ErrNotFilter
-	case bloom.ErrVersion:
-		code = abi.ErrVersion
-	case bloom.ErrKind:
-		code = abi.ErrKind
-	case bloom.ErrCorrupt:
-		code = abi.ErrCorrupt
-	case bloom.ErrChecksum:
-		code = abi.ErrChecksum
-	case bloom.ErrTooLarge:
-		code = abi.ErrTooLarge
-	case io.ErrUnexpectedEOF:
+	if base == io.ErrUnexpectedEOF {
 		return fail(abi.ErrTruncated, "bloom: truncated filter")
+	}
+	// One comparison in a loop, not one a case (docs/size.md): the
+	// statuses of these errors are consecutive, abi.ErrIncompatible down to
+	// abi.ErrTooLarge.
+	code := int32(abi.ErrInternal)
+	for i, e := range [...]error{
+		bloom.ErrIncompatible, bloom.ErrNotFilter, bloom.ErrVersion, bloom.ErrKind,
+		bloom.ErrCorrupt, bloom.ErrChecksum, bloom.ErrTooLarge,
+	} {
+		if base == e {
+			code = abi.ErrIncompatible - int32(i)
+		}
 	}
 	return fail(code, err.Error())
 }
@@ -201,7 +197,7 @@ func eb(op, h, a, b, c, d int32, x, y float64) (status int32) {
 		output = nil
 		return 0
 	case abi.OpInspect:
-		return inspect(b, x, y)
+		return inspect(b, c, x, y)
 	case abi.OpDecode:
 		return decode(uint32(a), x, y)
 	case abi.OpLive:
@@ -504,10 +500,19 @@ func encode(f filter) int32 {
 // have, when any kind will do) checks it. The input's length is not
 // checked here: decode reads the record in order, as Go's decoders do, so
 // a record cut short or damaged gets the code Go gives it, and JS refuses
-// bytes after a whole record.
-func inspect(want int32, bound, record float64) int32 {
+// bytes after a whole record. Given the payload's length in words, for a
+// kind whose payload is an array of words, once JS has seen that the input
+// holds the whole record: it allocates them, JS copies the payload into
+// them, and the decode that follows takes them as the filter's when they
+// are as many as the header says (engine.Payload); it returns their
+// address.
+func inspect(want, payload int32, bound, record float64) int32 {
 	if _, err := bloom.InspectKind(scratch, uint8(want), loadBound(uint8(want), bound, record)); err != nil {
 		return failErr(err)
+	}
+	if payload > 0 {
+		engine.Payload = make([]uint64, uint32(payload))
+		return int32(uintptr(unsafe.Pointer(unsafe.SliceData(engine.Payload))))
 	}
 	return int32(scratch[5])
 }
@@ -539,11 +544,12 @@ func (r *sliceReader) Read(p []byte) (int, error) {
 }
 
 // decode decodes scratch[0:n], of the kind its header names, and returns a
-// new handle.
+// new handle. n is at most the scratch buffer's length, and JS passes at
+// most the record its checked header sizes, which a decoder that succeeds
+// reads to its end, and refuses bytes after it itself (js/decode.js). With
+// engine.Payload set (inspect, just before), scratch[0:n] is the record
+// without its payload, which engine.Payload holds.
 func decode(n uint32, bound, record float64) int32 {
-	if uint64(n) > uint64(len(scratch)) || n < bloom.HeaderSize {
-		return fail(abi.ErrTruncated, "bloom: truncated filter")
-	}
 	limit := loadBound(scratch[5], bound, record)
 	r := &sliceReader{scratch[:n]}
 	var f filter
@@ -560,12 +566,10 @@ func decode(n uint32, bound, record float64) int32 {
 	default:
 		f, err = bloom.Decode(r, limit)
 	}
+	engine.Payload = nil // taken, or refused before it was read
 	shrinkScratch()
-	switch {
-	case err != nil:
+	if err != nil {
 		return failErr(err)
-	case len(r.b) != 0:
-		return fail(abi.ErrCorrupt, "bloom: corrupt filter: trailing bytes after the filter")
 	}
 	return register(f)
 }

@@ -18,7 +18,7 @@ package abi
 // answering wrong. Bump it whenever an operation, a status, a kind, a
 // statistic's index, an export's parameters or what any of them mean
 // change.
-const Version = 6
+const Version = 7
 
 // MaxBits bounds every filter the engine makes or loads: 2^32 bits is a
 // 512 MiB bitset, an eighth of the 4 GiB that wasm32 can address.
@@ -72,8 +72,8 @@ const (
 	OpEncode        = 16 // encode h into the output buffer; returns its length
 	OpOutputPtr     = 17 // address of the output buffer
 	OpOutputRelease = 18 // drop the output buffer
-	OpInspect       = 19 // check the header at scratch[0:64] as the decoder of kind b does, bounded by x bits and by a record of y bytes (internal/budget); returns the kind
-	OpDecode        = 20 // decode scratch[0:a] bounded by x bits and by a record of y bytes; returns a handle
+	OpInspect       = 19 // check the header at scratch[0:64] as the decoder of kind b does, bounded by x bits and by a record of y bytes (internal/budget); returns the kind. With c > 0, for a classic, counting or split-block record: allocates c words for its payload for the OpDecode that follows to take in place (the record's header and checksum at scratch[0:72]), and returns their address
+	OpDecode        = 20 // decode scratch[0:a] bounded by x bits and by a record of y bytes; returns a handle. Just after OpInspect with c 1: scratch[0:a] is the record's header and checksum, its payload those words, taken as the filter's
 	OpLive          = 21 // number of live filters
 	OpRotate        = 22 // rotate window h
 	OpCrash         = 23 // exit the Go program as a panic outside recover would (tests use it)

@@ -33,6 +33,18 @@ var (
 	// that its caller need not.
 	Batch func(f any, keys []byte, stride int, lens []uint32, out []byte, add bool) int
 
+	// Payload, when not nil, is the payload of the record the next decode
+	// reads, already in place: a decoder of a kind whose payload is an
+	// array of words (classic, counting, split-block) takes it as the
+	// filter's words when it is as long as the checked header says,
+	// hashing it where it is for the checksum, instead of reading the
+	// payload, and sets Payload to nil. The engine loads a filter so, with
+	// no copy of the input in linear memory: it allocates the words from
+	// the checked header, JS copies the payload into them, then the decode
+	// checks the record (abi.OpScratch, abi.OpDecode). No other program
+	// sets it.
+	Payload []uint64
+
 	// NewDigest returns an empty Digest of keys for filters of the given
 	// seed (their Seed method).
 	NewDigest func(seed uint64) Digest

@@ -3,7 +3,7 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { init, BloomFilter, CountingBloomFilter } from 'edgebloom';
+import { init, BloomFilter, BlockedBloomFilter, CountingBloomFilter, ShardedBloomFilter } from 'edgebloom';
 import { liveFilters, memoryBytes } from './engine.js';
 
 before(() => init());
@@ -48,3 +48,54 @@ test('filters dropped without free() are freed after garbage collection', () => 
   assert.equal(made, 50);
   assert.equal(left, 0);
 });
+
+// A load copies the input straight into the filter's words: linear memory,
+// which never shrinks, grows by the filter's size and at most LOAD_MARGIN
+// more (Go's heap takes memory in pages and keeps a little for itself;
+// docs/npm.md, "Memory"). Each load runs in a fresh engine, as an extension
+// or a Worker's first load does; the bytes are made here and sent to it.
+const LOAD_MARGIN = 1024 * 1024;
+
+function loadGrowth(bytes) {
+  const script = `
+    import { readFileSync } from 'node:fs';
+    import { init, fromBytes } from 'edgebloom';
+    import { memoryBytes } from ${JSON.stringify(new URL('./engine.js', import.meta.url).href)};
+    await init();
+    const bytes = new Uint8Array(readFileSync(0));
+    const before = memoryBytes();
+    const f = fromBytes(bytes);
+    const grew = memoryBytes() - before;
+    console.log(JSON.stringify({ grew, size: f.byteLength, has: f.has('key-7'), absent: f.has('no such key') }));
+  `;
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    input: bytes,
+    cwd: new URL('..', import.meta.url),
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
+}
+
+for (const [name, make] of [
+  ['a classic filter of 8 MB', () => new BloomFilter({ capacity: 6_700_000, errorRate: 0.01 })],
+  ['a counting filter of 8 MB', () => new CountingBloomFilter({ capacity: 1_670_000, errorRate: 0.01 })],
+  ['a split-block filter of 8 MB', () => new BlockedBloomFilter({ capacity: 6_000_000, errorRate: 0.01 })],
+  [
+    'a sharded container of 8 MB (4 shards)',
+    () => new ShardedBloomFilter({ capacity: 6_700_000, errorRate: 0.01, shards: 4 }),
+  ],
+]) {
+  test(`fromBytes of ${name} grows linear memory by its size and at most 1 MiB more`, () => {
+    const f = make();
+    for (let i = 0; i < 1000; i++) f.add(`key-${i}`);
+    const bytes = f.toBytes();
+    f.free();
+    assert.ok(bytes.length > 7_500_000, `${bytes.length} bytes`);
+    const { grew, size, has, absent } = loadGrowth(bytes);
+    assert.equal(size, bytes.length);
+    assert.equal(has, true);
+    assert.equal(absent, false);
+    assert.ok(grew <= size + LOAD_MARGIN, `linear memory grew by ${grew} bytes loading ${size}`);
+  });
+}
