@@ -28,7 +28,7 @@ import { sync } from './release.mjs';
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
 /** The size budget of js/edgebloom.wasm in bytes, raw and gzip -9 (docs/size.md). */
-export const budget = { raw: 2_000_000, gzip: 600_000 };
+export const budget = { raw: 2_000_000, gzip: 602_000 };
 
 /** The collector the engine is built with (docs/size.md). */
 export const goExperiment = 'nogreenteagc';
