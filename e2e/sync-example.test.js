@@ -127,7 +127,7 @@ test('the sync example keeps a copy in IndexedDB that follows the service', { ti
   // service's, the sum over its shards.
   const { count } = (await w.request('GET', `/v1/filters/${name}`)).json.total;
   assert.ok(count >= 245, `count ${count}`);
-  assert.match(await page.locator('#status').textContent(), new RegExp(`; ${count} keys\.$`));
+  assert.match(await page.locator('#status').textContent(), new RegExp(`; ${count} keys\\.$`));
   chromium.assertClean();
   assert.ok(
     chromium.requests.some((u) => u.startsWith(`${service}/v1/filters/${name}/checkpoints/`)),
