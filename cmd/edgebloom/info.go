@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"flag"
 	"math"
+
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 func init() {
@@ -24,6 +26,7 @@ type fileInfo struct {
 	Hashes         uint32   `json:"hashes,omitempty"`
 	Layers         uint32   `json:"layers,omitempty"`      // scalable
 	Generations    uint32   `json:"generations,omitempty"` // window
+	Shards         int      `json:"shards,omitempty"`      // sharded: a service snapshot, build --shards
 	Seed           uint64   `json:"seed"`
 	Count          uint64   `json:"count"`
 	Capacity       uint64   `json:"capacity"`
@@ -54,6 +57,9 @@ func infoFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		if in.Kind == "blocked" {
 			fi.Blocks = in.Bits / 256
 		}
+		if sh, ok := f.(*snapshot.Sharded); ok {
+			fi.Shards = len(sh.Shards)
+		}
 		if in.Kind == "window" {
 			fi.Generations = in.Layers
 		} else {
@@ -83,6 +89,9 @@ func infoFlags(fs *flag.FlagSet) func(*env, []string) (int, error) {
 		}
 		if fi.Generations != 0 {
 			s.add("generations", "%d", fi.Generations)
+		}
+		if fi.Shards != 0 {
+			s.add("shards", "%d", fi.Shards)
 		}
 		s.add("seed", "%d", fi.Seed)
 		s.add("count", "%d", fi.Count)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,6 +131,33 @@ func TestBuildShards(t *testing.T) {
 	}
 	if count < 4990 || count > 5000 {
 		t.Errorf("the shards count %d keys; want about 5000", count)
+	}
+	// The commands that read a filter file read a sharded one too: what
+	// pull writes of a service filter of several shards.
+	keys := strings.Fields(urls(0, 5000))
+	expect(t, dir, "", 0, "check", "-q", "s.bloom", keys[0], keys[4999])
+	expect(t, dir, "", 1, "check", "-q", "s.bloom", "https://example.com/never-added")
+	r := expect(t, dir, "", 0, "info", "--json", "s.bloom")
+	var info struct {
+		Kind   string
+		Shards int
+		Bits   uint64
+		Count  uint64
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.Kind != "sharded" || info.Shards != 3 || info.Bits != sh.NumBits() || info.Count != count {
+		t.Errorf("info: %+v; want sharded, 3 shards, %d bits, count %d", info, sh.NumBits(), count)
+	}
+	expect(t, dir, "", 0, "add", "s.bloom", "https://example.com/added-later")
+	expect(t, dir, "", 0, "check", "-q", "s.bloom", "https://example.com/added-later", keys[1])
+	after, err := os.ReadFile(filepath.Join(dir, "s.bloom"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := snapshot.LoadSharded(after, client.MaxShardBits); err != nil {
+		t.Fatalf("after add, the file is no sharded container: %v", err)
 	}
 	for _, bad := range [][]string{{"--shards", "1"}, {"--shards", "65"}, {"--shards", "2", "--window", "3"}, {"--shards", "2", "--kind", "blocked"}} {
 		r := expect(t, dir, "", 2, append([]string{"build", "-n", "100", "-o", "x.bloom"}, bad...)...)

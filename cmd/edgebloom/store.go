@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 // A filter is what the commands need of every kind of filter.
@@ -88,6 +90,11 @@ func inspectFile(fd *os.File, path string) (bloom.Info, error) {
 // load opens the filter file at path, of any kind. The caller must call
 // close, or save then close when it made changes.
 func load(path string, mode access) (*filterFile, error) {
+	if sharded, err := isSharded(path); err != nil {
+		return nil, err
+	} else if sharded {
+		return loadSharded(path, mode)
+	}
 	info, err := inspect(path)
 	if err != nil {
 		return nil, err
@@ -143,6 +150,58 @@ func load(path string, mode access) (*filterFile, error) {
 	if err != nil {
 		ff.close()
 		return nil, fileError(path, err)
+	}
+	return ff, nil
+}
+
+// isSharded reports whether the file at path starts as a sharded container
+// does (snapshot.Magic): a service filter's snapshot of more than one shard,
+// as pull writes it, or build --shards' output.
+func isSharded(path string) (bool, error) {
+	fd, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer fd.Close()
+	magic := make([]byte, len(snapshot.Magic))
+	n, err := io.ReadFull(fd, magic)
+	if err != nil && n < len(magic) && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return false, err
+	}
+	return string(magic[:n]) == snapshot.Magic, nil
+}
+
+// loadSharded opens the sharded container at path: read whole into memory
+// (snapshot.LoadSharded checks its lengths and shard count before it
+// decodes a record) and, by a writer, written back whole under the file's
+// lock, as the kinds other than classic are.
+func loadSharded(path string, mode access) (*filterFile, error) {
+	ff := &filterFile{path: path}
+	var fd *os.File
+	var err error
+	if mode == readWrite {
+		if ff.lock, err = bloom.LockFile(path); err != nil {
+			return nil, fileError(path, err)
+		}
+		fd = ff.lock.File()
+	} else if fd, err = os.Open(path); err != nil {
+		return nil, err
+	} else {
+		defer fd.Close()
+	}
+	data, err := io.ReadAll(io.NewSectionReader(fd, 0, math.MaxInt64))
+	var s *snapshot.Sharded
+	if err == nil {
+		s, err = snapshot.LoadSharded(data, maxBits)
+	}
+	if err != nil {
+		ff.close()
+		return nil, fileError(path, err)
+	}
+	ff.f = s
+	ff.info = bloom.Info{
+		Kind: "sharded", Bits: s.NumBits(), Hashes: s.NumHashes(), Seed: s.Seed(),
+		Count: s.Count(), Capacity: s.Capacity(), FPRate: s.TargetFPR(), Size: uint64(len(data)),
 	}
 	return ff, nil
 }
