@@ -25,7 +25,7 @@ var httpClient = &http.Client{Timeout: time.Minute}
 // client/service_test.go makes the same calls against the Worker in workerd.
 func Example() {
 	ctx := context.Background()
-	c, err := client.New("https://bloom.example", client.WithToken(os.Getenv("EDGEBLOOM_TOKEN"))) // the secret, or a write token
+	c, err := client.New("https://bloom.example", client.WithToken(os.Getenv("EDGEBLOOM_TOKEN"))) // the secret: Create needs it (a write token adds and checks a filter that exists)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func ExampleCopy() {
 // in one request, where Add would take one a key.
 func ExampleClient_Merge() {
 	ctx := context.Background()
-	c, _ := client.New("https://bloom.example", client.WithToken(os.Getenv("EDGEBLOOM_TOKEN"))) // the secret or a write token
+	c, _ := client.New("https://bloom.example", client.WithToken(os.Getenv("EDGEBLOOM_TOKEN"))) // the secret: Create needs it
 	f, err := c.Create(ctx, "blocklist", client.Params{Capacity: 1_000_000, ErrorRate: 0.001})
 	if err != nil {
 		log.Fatal(err)
