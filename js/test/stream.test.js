@@ -4,9 +4,9 @@
 import { test, before } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
-import { spawnSync } from 'node:child_process';
 import * as edgebloom from 'edgebloom';
 import { liveFilters, memoryBudget } from './engine.js';
+import { runScript } from './helpers.js';
 import { fromBase64 } from './vectors.js';
 
 const {
@@ -266,13 +266,7 @@ function afterRefusals(bytes) {
     const f = fromBytes(bytes);
     console.log(JSON.stringify({ codes, refused, grew: memoryBytes() - before, live, size: f.byteLength, has: f.has('key-7') }));
   `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    encoding: 'utf8',
-    input: bytes,
-    cwd: new URL('..', import.meta.url),
-  });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
+  return runScript(script, bytes);
 }
 
 for (const [name, make] of [
