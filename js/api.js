@@ -8,6 +8,7 @@ export { MAX_BITS, MAX_GENERATIONS } from './args.js';
 export { DEFAULT_MEMORY_LIMIT } from './core.js';
 export { BlockedBloomFilter, optimalBlocks, estimateBlockedFPR } from './blocked.js';
 export { ShardedBloomFilter, fromBytes } from './sharded.js';
+export { fromStream } from './stream.js';
 export { canonicalURL } from './canonical.js';
 export { applyDelta } from './delta.js';
 export { version } from './version.js';

@@ -526,6 +526,25 @@ export function fromBytes(
   BloomFilter | CountingBloomFilter | ScalableBloomFilter | WindowBloomFilter | BlockedBloomFilter | ShardedBloomFilter;
 
 /**
+ * Loads what fromBytes loads, from a Blob (what IndexedDB and
+ * `response.blob()` give), a Response or a ReadableStream of Uint8Array
+ * chunks, as the bytes arrive: each header is checked as it arrives, and a
+ * classic, counting or split-block payload (every shard of a sharded
+ * container) is copied chunk by chunk straight into the filter's memory in
+ * the engine, without the whole input in a JS buffer. It rejects with the
+ * error fromBytes throws for the same bytes (a stream that ends early:
+ * ERR_TRUNCATED), or with the error the stream itself failed with, and
+ * leaves nothing in the engine then. Loads of one engine run one after
+ * another.
+ */
+export function fromStream(
+  source: Blob | Response | ReadableStream<Uint8Array>,
+  options?: FromBytesOptions,
+): Promise<
+  BloomFilter | CountingBloomFilter | ScalableBloomFilter | WindowBloomFilter | BlockedBloomFilter | ShardedBloomFilter
+>;
+
+/**
  * The bits m and hashes k for capacity keys at errorRate, as Go's bloom.Optimal:
  * m = ceil(-n·ln p / ln²2), k = max(1, round(ln 2 · m / n)). Works before init().
  */

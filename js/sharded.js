@@ -56,7 +56,7 @@ import { WindowBloomFilter } from './window.js';
 import { BlockedBloomFilter } from './blocked.js';
 
 // The class of each kind, for the loader of any kind.
-const CLASSES = {
+export const CLASSES = {
   [KIND_CLASSIC]: BloomFilter,
   [KIND_COUNTING]: CountingBloomFilter,
   [KIND_SCALABLE]: ScalableBloomFilter,
@@ -185,40 +185,15 @@ export class ShardedBloomFilter {
    */
   static fromBytes(input, opts) {
     const { bytes, maxBits } = loadArgs(input, opts);
-    if (bytes.length < FIXED) throw fail('ERR_TRUNCATED', 'truncated sharded container');
-    if (!isSharded(bytes)) throw fail('ERR_NOT_FILTER', 'not a sharded container');
-    const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    if (bytes[CONTAINER_AT_VERSION] !== CONTAINER_VERSION || bytes[CONTAINER_AT_ROUTING] !== CONTAINER_ROUTING)
-      throw fail('ERR_VERSION', 'unsupported sharded container version or routing');
-    const s = dv.getUint32(CONTAINER_AT_SHARDS, true);
-    if (
-      dv.getUint16(CONTAINER_AT_RESERVED, true) !== 0 ||
-      dv.getUint32(CONTAINER_AT_RESERVED2, true) !== 0 ||
-      s < 2 ||
-      s > MAX_SHARDS
-    ) {
-      throw fail('ERR_CORRUPT', 'corrupt sharded container header');
-    }
-    if (bytes.length < FIXED + 8 * s) throw fail('ERR_TRUNCATED', 'truncated sharded container');
-    const lengths = [];
-    let total = FIXED + 8 * s;
-    for (let i = 0; i <= s; i++) {
-      const n = dv.getBigUint64(CONTAINER_AT_LENGTHS + 8 * i, true);
-      if (n > BigInt(bytes.length)) throw fail('ERR_TRUNCATED', 'truncated sharded container');
-      lengths.push(Number(n));
-      total += Number(n);
-    }
-    if (total > bytes.length) throw fail('ERR_TRUNCATED', 'truncated sharded container');
-    if (total < bytes.length) throw fail('ERR_CORRUPT', 'trailing bytes after the sharded container');
+    const s = containerShards(bytes);
+    const { lengths } = containerLengths(bytes, s, bytes.length);
     // The router before the shards, as Go's snapshot.LoadSharded checks it:
     // it must be the one for s shards (a router of another seed would send
     // keys to shards that do not hold them and report present keys absent).
     // Its m is checked before it is loaded, its seed, k and bits after (so a
     // damaged router is a checksum error).
-    const at = FIXED + 8 * s;
-    if (lengths[0] < HEADER_SIZE || dv.getBigUint64(at + RECORD_AT_BITS, true) !== BigInt(s)) {
-      throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
-    }
+    let off = FIXED + 8 * s;
+    routerHead(bytes.subarray(off), s, lengths[0]);
     // Each shard is bounded by an even share of the memory budget's room,
     // as maxBits bounds it, so that all of them and the copy of the last
     // fit: a container too large for the engine is ERR_TOO_LARGE from the
@@ -226,28 +201,16 @@ export class ShardedBloomFilter {
     const share = shardRecord(loadRoom(live()), s);
     const loaded = [];
     try {
-      let off = FIXED + 8 * s;
       for (const n of lengths) {
         // As Go's snapshot.LoadSharded: the router is bounded by s, each
         // shard by maxBits (a container of s shards may hold s·maxBits bits).
         const part = bytes.subarray(off, off + n);
-        const f = loaded.length
-          ? load(BloomFilter, part, { maxBits }, KIND_CLASSIC, undefined, share)
-          : load(BloomFilter, part, { maxBits: s }, KIND_CLASSIC);
-        loaded.push(f);
-        if (
-          loaded.length === 1 &&
-          (dv.getBigUint64(at + RECORD_AT_SEED, true) !== ROUTE_SEED ||
-            f.bits !== s ||
-            f.hashes !== 1 ||
-            f.setBits !== 0)
-        ) {
-          throw fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
-        }
+        loaded.push(
+          loaded.length ? load(BloomFilter, part, { maxBits }, KIND_CLASSIC, undefined, share) : loadRouter(part, s),
+        );
         off += n;
       }
-      const [router, ...shards] = loaded;
-      return new ShardedBloomFilter(CONSTRUCT, router, shards);
+      return assemble(loaded);
     } catch (err) {
       for (const f of loaded) f.free();
       throw err;
@@ -434,6 +397,74 @@ export class ShardedBloomFilter {
   [Symbol.dispose]() {
     this.free();
   }
+}
+
+const truncated = () => fail('ERR_TRUNCATED', 'truncated sharded container');
+
+/**
+ * Internal: checks a container's fixed header (bytes' first FIXED bytes)
+ * and returns its number of shards.
+ */
+export function containerShards(bytes) {
+  if (bytes.length < FIXED) throw truncated();
+  if (!isSharded(bytes)) throw fail('ERR_NOT_FILTER', 'not a sharded container');
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (bytes[CONTAINER_AT_VERSION] !== CONTAINER_VERSION || bytes[CONTAINER_AT_ROUTING] !== CONTAINER_ROUTING)
+    throw fail('ERR_VERSION', 'unsupported sharded container version or routing');
+  const s = dv.getUint32(CONTAINER_AT_SHARDS, true);
+  if (
+    dv.getUint16(CONTAINER_AT_RESERVED, true) !== 0 ||
+    dv.getUint32(CONTAINER_AT_RESERVED2, true) !== 0 ||
+    s < 2 ||
+    s > MAX_SHARDS
+  ) {
+    throw fail('ERR_CORRUPT', 'corrupt sharded container header');
+  }
+  return s;
+}
+
+/**
+ * Internal: the records' lengths of a container of s shards (bytes holds
+ * its header and lengths) and its whole length, checked against its input's
+ * length when that is known (containerSize) before any shard is loaded.
+ */
+export function containerLengths(bytes, s, length) {
+  if (bytes.length < FIXED + 8 * s) throw truncated();
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const lengths = [];
+  for (let i = 0; i <= s; i++) lengths.push(dv.getBigUint64(CONTAINER_AT_LENGTHS + 8 * i, true));
+  const total = lengths.reduce((a, n) => a + n, BigInt(FIXED + 8 * s));
+  if (length !== undefined) containerSize(lengths, total, length);
+  return { lengths: lengths.map(Number), declared: lengths, total };
+}
+
+/** Internal: refuses a container whose lengths do not add up to its input's length. */
+export function containerSize(lengths, total, length) {
+  if (lengths.some((n) => n > BigInt(length)) || total > BigInt(length)) throw truncated();
+  if (total < BigInt(length)) throw fail('ERR_CORRUPT', 'trailing bytes after the sharded container');
+}
+
+const notRouter = (s) => fail('ERR_CORRUPT', `the router is not the one for ${s} shards`);
+
+/** Internal: checks the router record's header (head, its first bytes) and length n: m must be s. */
+export function routerHead(head, s, n) {
+  if (n < HEADER_SIZE || new DataView(head.buffer, head.byteOffset).getBigUint64(RECORD_AT_BITS, true) !== BigInt(s))
+    throw notRouter(s);
+}
+
+/** Internal: loads the router of s shards from its record. */
+export function loadRouter(part, s) {
+  const f = load(BloomFilter, part, { maxBits: s }, KIND_CLASSIC);
+  if (!isRouter(f, s)) {
+    f.free();
+    throw notRouter(s);
+  }
+  return f;
+}
+
+/** Internal: the sharded filter of loaded filters, the router first. */
+export function assemble([router, ...shards]) {
+  return new ShardedBloomFilter(CONSTRUCT, router, shards);
 }
 
 /**

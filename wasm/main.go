@@ -566,9 +566,16 @@ func decode(n uint32, bound, record float64) int32 {
 	default:
 		f, err = bloom.Decode(r, limit)
 	}
+	held := engine.Payload != nil
 	engine.Payload = nil // taken, or refused before it was read
 	shrinkScratch()
 	if err != nil {
+		// A refused payload's words are garbage: collected at once (as
+		// OpFree collects), the next load reuses them rather than growing
+		// linear memory, which never shrinks.
+		if held {
+			runtime.GC()
+		}
 		return failErr(err)
 	}
 	return register(f)

@@ -25,9 +25,9 @@
 // service sent a snapshot, which goes to IndexedDB as the Blob it arrived
 // in (store.js).
 /* global chrome */
-import { init, fromBytes, applyDelta, canonicalURL } from './edgebloom/index.js';
+import { init, applyDelta, canonicalURL } from './edgebloom/index.js';
 import { nextSync, readBody, readBlob, SyncError } from './checkpoints.js';
-import { load, bytesOf, keepBase, keepDelta } from './store.js';
+import { load, loadBlob, keepBase, keepDelta } from './store.js';
 
 /** Chrome runs an alarm at most every 30 s (chrome.alarms): a shorter everyMinutes is refused. */
 const ALARM_FLOOR_MINUTES = 0.5;
@@ -120,11 +120,11 @@ async function syncOnce() {
   } else if (kind === 'snapshot') {
     // The first sync, another generation, or a checkpoint too old (410):
     // the answer goes from the network to a Blob (the browser's storage)
-    // and to IndexedDB as it is; the engine loads it from the one buffer
-    // it is read into here.
+    // and to IndexedDB as it is; the engine loads it from the Blob chunk by
+    // chunk, with no buffer of all of it here.
     const blob = await readBlob(res);
     fetched = blob.size;
-    const next = fromBytes(await bytesOf(blob, blob.size));
+    const next = await loadBlob(blob, blob.size);
     saved = await keepBase(filter, saved, blob, at);
     copy?.free();
     copy = next;

@@ -7,7 +7,7 @@
 // into the browser's blob storage and from there into IndexedDB without
 // passing through this worker's memory, and a transaction's structured
 // clone of a Blob is a handle, not its bytes.
-import { fromBytes, applyDelta } from './edgebloom/index.js';
+import { fromStream, applyDelta } from './edgebloom/index.js';
 
 const key = (filter, kind, i) => `${filter}/${kind}/${String(i).padStart(6, '0')}`;
 const range = (filter, kind) => IDBKeyRange.bound(`${filter}/${kind}/`, `${filter}/${kind}/\uffff`);
@@ -39,13 +39,15 @@ function idb(mode, op) {
 }
 
 /**
- * Reads an encoding kept as a Blob into one buffer, after checking its
- * size: the only copy of it this worker holds.
+ * Loads an encoding kept as a Blob into the engine, after checking its
+ * size: fromStream reads it chunk by chunk (blob.stream()) straight into
+ * the filter's memory in the engine, so this worker never holds a buffer of
+ * all of it.
  */
-export async function bytesOf(blob, expected) {
+export function loadBlob(blob, expected) {
   if (!(blob instanceof Blob) || blob.size !== expected)
     throw new Error(`the copy's encoding is ${blob?.size ?? 'not a Blob of'} bytes, not ${expected}`);
-  return new Uint8Array(await blob.arrayBuffer());
+  return fromStream(blob);
 }
 
 /**
@@ -56,7 +58,7 @@ export async function load(name) {
   const saved = await idb('readonly', (s) => s.get(name));
   if (!saved) return null;
   const blob = await idb('readonly', (s) => s.get(`${name}/base/${saved.base.gen}`));
-  const filter = fromBytes(await bytesOf(blob, saved.base.bytes));
+  const filter = await loadBlob(blob, saved.base.bytes);
   const deltas = await idb('readonly', (s) => s.getAll(range(name, 'delta')));
   let c = saved.base.at.cursor;
   for (const d of deltas) c = applyDelta(filter, d, c);

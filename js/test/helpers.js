@@ -2,6 +2,7 @@
 
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 
 // crawlerURLs returns n distinct URL-like keys, the same on every call.
 export function crawlerURLs(n, prefix = 'https://www.example') {
@@ -45,4 +46,16 @@ export async function initAfterRefusal({ init, BloomFilter }) {
   assert.equal(f.add('https://example.com/'), true);
   assert.equal(f.has('https://example.com/'), true);
   f.free();
+}
+
+// runScript runs script, an ES module, in a fresh Node process (a fresh
+// engine) in js/, with input on its stdin, and returns the JSON it prints.
+export function runScript(script, input) {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
+    encoding: 'utf8',
+    input,
+    cwd: new URL('..', import.meta.url),
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return JSON.parse(r.stdout);
 }

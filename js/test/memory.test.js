@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { init, BloomFilter, BlockedBloomFilter, CountingBloomFilter, ShardedBloomFilter } from 'edgebloom';
 import { liveFilters, memoryBytes } from './engine.js';
+import { runScript } from './helpers.js';
 
 before(() => init());
 
@@ -68,13 +69,7 @@ function loadGrowth(bytes) {
     const grew = memoryBytes() - before;
     console.log(JSON.stringify({ grew, size: f.byteLength, has: f.has('key-7'), absent: f.has('no such key') }));
   `;
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', script], {
-    encoding: 'utf8',
-    input: bytes,
-    cwd: new URL('..', import.meta.url),
-  });
-  assert.equal(r.status, 0, r.stderr);
-  return JSON.parse(r.stdout);
+  return runScript(script, bytes);
 }
 
 for (const [name, make] of [
