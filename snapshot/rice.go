@@ -28,14 +28,6 @@ func riceCost(pos iter.Seq[uint64], n uint64, r uint) uint64 {
 	return total
 }
 
-// riceParameter returns the r that codes the n positions of pos, the last
-// of them last, in the fewest bits: near log2 of the mean gap times ln 2,
-// the best of three around it.
-func riceParameter(pos iter.Seq[uint64], n, last uint64) uint {
-	r, _ := riceBest(pos, n, last)
-	return r
-}
-
 // riceBody is the bytes of the body appendRiceSeq writes for the n
 // positions of pos, the last of them last.
 func riceBody(pos iter.Seq[uint64], n, last uint64) int {
@@ -43,7 +35,9 @@ func riceBody(pos iter.Seq[uint64], n, last uint64) int {
 	return 2 + int((bits+7)/8)
 }
 
-// riceBest returns riceParameter's r and the bits of the gaps coded with it.
+// riceBest returns the r that codes the n positions of pos, the last of
+// them last, in the fewest bits (near log2 of the mean gap times ln 2, the
+// best of three around it), and the bits of the gaps coded with it.
 func riceBest(pos iter.Seq[uint64], n, last uint64) (uint, uint64) {
 	if n == 0 {
 		return 0, 0
