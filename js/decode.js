@@ -104,7 +104,12 @@ export function decodePayload(e, head, sum, maxBits, fits) {
   const base = scratch(e, HEADER_SIZE + CHECKSUM_SIZE);
   mem(e).set(head.subarray(0, HEADER_SIZE), base);
   mem(e).set(sum, base + HEADER_SIZE);
-  return call(e, OP_DECODE, 0, HEADER_SIZE + CHECKSUM_SIZE, 0, 0, 0, maxBits, fits);
+  try {
+    return call(e, OP_DECODE, 0, HEADER_SIZE + CHECKSUM_SIZE, 0, 0, 0, maxBits, fits);
+  } finally {
+    // As after every decode: the engine may have replaced a large scratch.
+    if (!e.dead) rescratch(e);
+  }
 }
 
 // park and unpark keep the payload a stream load (js/stream.js) is
