@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/edgebloom/edgebloom/bloom"
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 func init() {
@@ -164,7 +165,9 @@ func newOutput(e *env, n uint64, p float64, kind string, window, shards int, pat
 	}
 	switch {
 	case shards > 0:
-		s, err := newShardedFilter(n, p, shards)
+		// A sharded snapshot as the edge service splits a filter: push
+		// publishes it to a service filter of as many shards.
+		s, err := snapshot.NewSharded(n, p, shards)
 		if err != nil {
 			return nil, 0, nil, libError(err)
 		}
