@@ -13,6 +13,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+
+	"github.com/edgebloom/edgebloom/snapshot"
 )
 
 // Objects sends one request to the Durable Object of the given name and
@@ -229,9 +231,11 @@ func shardAnswers(res *http.Response, field string, n int) ([]bool, error) {
 func metaObject(name string) string             { return "meta:" + name }
 func shardObject(name string, index int) string { return "shard:" + name + ":" + itoa(index) }
 
-// shardCapacity is the capacity of each shard: the filter's, split evenly.
+// shardCapacity is the capacity of each shard: the filter's, split evenly
+// (snapshot.ShardCapacity, which snapshot.NewSharded and the npm module's
+// ShardedBloomFilter use too).
 func shardCapacity(p filterParams) uint64 {
-	return (p.Capacity + uint64(p.Shards) - 1) / uint64(p.Shards)
+	return snapshot.ShardCapacity(p.Capacity, p.Shards)
 }
 
 // shardParamsOf returns the X-Edgebloom-Shard header of shard i.
