@@ -199,3 +199,39 @@ test('a token the service refuses is named with what to do', { timeout }, async 
   );
   await page.close();
 });
+
+// A filter made with "canonicalize": true holds canonical URLs (the
+// service canonicalizes every key it adds or checks). The page reads the
+// filter's parameters with its read token and looks up the canonical form
+// of what is typed: another spelling of a URL the filter holds is seen.
+test('the page looks up canonical URLs on a filter made with canonicalize', { timeout }, async () => {
+  const { w, service, origin, chromium } = await setup;
+  const name = 'canonical';
+  const made = await w.request('PUT', `/v1/filters/${name}`, { capacity: 10_000, errorRate: 0.01, canonicalize: true });
+  assert.equal(made.status, 201);
+  assert.equal(
+    (await w.request('POST', `/v1/filters/${name}/add`, { keys: ['https://Example.com/a/../b'] })).status,
+    200,
+  );
+  const minted = await w.request('POST', '/v1/tokens', { scope: 'read', filter: name, expiresIn: 600 });
+  assert.equal(minted.status, 200);
+  const page = await chromium.context.newPage();
+  await page.goto(
+    `${origin}/examples/sync/index.html?service=${encodeURIComponent(service)}&token=${minted.json.token}&filter=${name}`,
+  );
+  const synced = await until(page, 'the first sync of the canonical filter', (s) => s.syncs >= 1 || s.error);
+  assert.equal(synced.error, null);
+  assert.equal(synced.keys, 1);
+  assert.equal(synced.canonicalize, true, "the page read the filter's parameters");
+  const answer = async (key) => {
+    await page.fill('#key', key);
+    await page.click('#check button');
+    return page.textContent('#answer');
+  };
+  // Spellings canonicalURL makes https://example.com/b, as the service does.
+  for (const key of ['HTTPS://EXAMPLE.COM:443/./b', 'https://example.com/x/../b?utm_source=mail#top']) {
+    assert.equal(await answer(key), 'probably seen', key);
+  }
+  assert.equal(await answer('https://example.com/c'), 'certainly not seen');
+  await page.close();
+});

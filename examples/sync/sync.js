@@ -15,8 +15,14 @@
 // with the package's js/ at /js/, and examples/ beside it: the requests to
 // the service, their retries and the words of a failure are the
 // extension's (../sync-extension/checkpoints.js), for a page as for it.
-import { init, fromBytes, applyDelta } from '/js/index.js';
-import { nextSync, readBody } from '../sync-extension/checkpoints.js';
+//
+// A filter made with "canonicalize": true holds canonical URLs: the page
+// reads the filter's parameters (GET /v1/filters/NAME, which a read token
+// may) with each snapshot it loads, and then looks up canonicalURL(key),
+// as the service checks it, so any spelling of a URL the filter holds is
+// found.
+import { init, fromBytes, applyDelta, canonicalURL } from '/js/index.js';
+import { get, nextSync, readBody } from '../sync-extension/checkpoints.js';
 
 const params = new URLSearchParams(location.search);
 const config = {
@@ -25,9 +31,10 @@ const config = {
   filter: params.get('filter') ?? 'crawl',
 };
 const every = Number(params.get('every') ?? 30_000);
+const filterURL = `${config.service.replace(/\/$/, '')}/v1/filters/${encodeURIComponent(config.filter)}`;
 const status = document.getElementById('status');
 
-// IndexedDB: one record a filter name, {bytes, at, savedAt}.
+// IndexedDB: one record a filter name, {bytes, at, savedAt, canonicalize}.
 const db = new Promise((resolve, reject) => {
   const open = indexedDB.open('edgebloom-sync', 1);
   open.onupgradeneeded = () => open.result.createObjectStore('copies');
@@ -46,6 +53,8 @@ async function idb(mode, op) {
 let copy = null;
 // The checkpoint the copy is at: {generation, checkpoint, cursor}.
 let at = null;
+// The filter's "canonicalize" parameter, read with the snapshot.
+let canonicalize = false;
 /**
  * What the page did: keys is the copy's count, lastSync when a sync last
  * worked (ms since the epoch; the saved copy's time after a reload),
@@ -60,6 +69,7 @@ const state = {
   code: null,
   keys: null,
   lastSync: null,
+  canonicalize: false,
   retries: [],
 };
 const when = (ms) => (ms ? new Date(ms).toLocaleTimeString() : 'never');
@@ -76,13 +86,18 @@ async function sync() {
     bytes = await readBody(res);
     if (kind === 'delta') applyDelta(copy, bytes, at.cursor);
     else {
-      // The first sync, another generation, or a checkpoint too old (410).
+      // The first sync, another generation (the filter may have been made
+      // again, with other parameters), or a checkpoint too old (410).
       const next = fromBytes(bytes);
+      const params = await (await get(filterURL, { ...config, onWait })).json();
       copy?.free();
       copy = next;
+      canonicalize = params.canonicalize === true;
     }
     at = { generation: latest.generation, checkpoint: latest.checkpoint, cursor: latest.cursor };
-    await idb('readwrite', (s) => s.put({ bytes: copy.toBytes(), at, savedAt: Date.now() }, config.filter));
+    await idb('readwrite', (s) =>
+      s.put({ bytes: copy.toBytes(), at, savedAt: Date.now(), canonicalize }, config.filter),
+    );
     state.formats.push(res.headers.get('X-Edgebloom-Format'));
     state.bytes += bytes.length;
   }
@@ -90,6 +105,7 @@ async function sync() {
   // stats() has the count for every kind of copy, a ShardedBloomFilter's too.
   state.keys = copy.stats().count;
   state.lastSync = Date.now();
+  state.canonicalize = canonicalize;
   show(`${state.syncs} syncs (the last: ${kind}, ${bytes.length} bytes).`);
 }
 
@@ -99,7 +115,13 @@ async function main() {
   if (saved) {
     copy = fromBytes(saved.bytes);
     at = saved.at;
-    Object.assign(state, { fromStorage: true, keys: copy.stats().count, lastSync: saved.savedAt ?? null });
+    canonicalize = saved.canonicalize === true;
+    Object.assign(state, {
+      fromStorage: true,
+      keys: copy.stats().count,
+      lastSync: saved.savedAt ?? null,
+      canonicalize,
+    });
   }
   const tick = async () => {
     let next = every;
@@ -117,15 +139,31 @@ async function main() {
   await tick();
   document.getElementById('check').onsubmit = (e) => {
     e.preventDefault();
-    const key = document.getElementById('key').value;
-    document.getElementById('answer').textContent = copy?.has(key) ? 'probably seen' : 'certainly not seen';
+    document.getElementById('answer').textContent = lookup(document.getElementById('key').value);
   };
+}
+
+// The answer for a key as typed: the copy is asked for the key, or for its
+// canonicalURL when the filter canonicalizes (the service refuses a key
+// that is no URL on such a filter, so the filter holds none).
+function lookup(typed) {
+  if (!copy) return 'no copy yet';
+  let key = typed;
+  if (canonicalize) {
+    try {
+      key = canonicalURL(typed);
+    } catch (err) {
+      return `certainly not seen (the filter holds canonical URLs: ${err.message})`;
+    }
+  }
+  return copy.has(key) ? 'probably seen' : 'certainly not seen';
 }
 
 // For the test (e2e/sync-example.test.js) and the console.
 window.syncExample = {
   state,
   has: (keys) => copy.hasMany(keys),
+  lookup,
   bytes: () => copy.toBytes(),
 };
 main();
