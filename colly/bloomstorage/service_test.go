@@ -181,3 +181,41 @@ func TestServiceShardUnavailable(t *testing.T) {
 		t.Errorf("%d pages fetched twice; only the 8 requests in flight at the error may be", more)
 	}
 }
+
+// A filter the service does not have, used with the secret and no
+// Capacity, or with a write token (which may not make one): NewService
+// says so, naming the filter and how to make it, before any crawl. With
+// the filter made, the same configurations work.
+func TestServiceMissingFilter(t *testing.T) {
+	url, secret, _ := serviceEnv(t)
+	ctx := context.Background()
+	name := filterName("missing")
+	admin := must(client.New(url, client.WithToken(secret)))
+	write := must(admin.MintToken(ctx, "write", name, time.Hour))
+	noCapacity := serviceConfig(name, filepath.Join(t.TempDir(), "a"))
+	noCapacity.Capacity = 0
+	withWrite := serviceConfig(name, filepath.Join(t.TempDir(), "b"))
+	withWrite.Token = write.Token
+	for what, cfg := range map[string]bloomstorage.ServiceConfig{"the secret and no Capacity": noCapacity, "a write token": withWrite} {
+		store, err := bloomstorage.NewService(ctx, cfg)
+		if err == nil {
+			store.Close()
+			t.Fatalf("NewService with %s and no filter %q: no error", what, name)
+		}
+		msg := err.Error()
+		if !errors.Is(err, client.ErrNotFound) || !strings.HasPrefix(msg, "bloomstorage: NewService: ") ||
+			!strings.Contains(msg, strconv.Quote(name)) || !strings.Contains(msg, "Capacity") {
+			t.Errorf("NewService with %s and no filter %q: %v; want an error of ErrNotFound naming the filter and Capacity", what, name, err)
+		}
+	}
+	if _, err := admin.Create(ctx, name, client.Params{Capacity: capacity, ErrorRate: fpRate}); err != nil {
+		t.Fatal(err)
+	}
+	for what, cfg := range map[string]bloomstorage.ServiceConfig{"the secret and no Capacity": noCapacity, "a write token": withWrite} {
+		store, err := bloomstorage.NewService(ctx, cfg)
+		if err != nil {
+			t.Fatalf("NewService with %s once %q exists: %v", what, name, err)
+		}
+		store.Close()
+	}
+}

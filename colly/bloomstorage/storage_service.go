@@ -32,7 +32,8 @@ type ServiceConfig struct {
 	Frontier string
 	// Capacity, ErrorRate and Shards make the filter when it does not exist
 	// (with the secret; with a write token, which may not make one, and
-	// with a Capacity of 0, the filter is used as it is, and must exist).
+	// with a Capacity of 0, the filter is used as it is, and must exist:
+	// NewService asks, and returns an error naming it when it does not).
 	Capacity  uint64
 	ErrorRate float64
 	Shards    int
@@ -45,7 +46,10 @@ type ServiceConfig struct {
 
 // NewService returns a storage whose visited set is the service filter
 // cfg.Filter and whose frontier is a log at cfg.Frontier. Every call to
-// the service is made with ctx.
+// the service is made with ctx. When it does not make the filter (a
+// Capacity of 0, or a write token), it asks the service once whether the
+// filter exists, and returns an error of client.ErrNotFound, naming it,
+// when it does not.
 //
 // The visited set's keys are the requests' Colly IDs, as 16 hexadecimal
 // digits: the filter is a crawl's seen-set, shared by its collectors, not
@@ -95,18 +99,39 @@ func newServiceSeen(ctx context.Context, cfg ServiceConfig) (*serviceSeen, error
 	if err != nil {
 		return nil, fmt.Errorf("bloomstorage: NewService: %w", err)
 	}
+	made := false
 	if cfg.Capacity > 0 {
 		// A write token may not make filters (403): the filter is then
-		// used as it is, and the first request says if it is missing.
+		// used as it is, and must exist.
 		p := client.Params{Capacity: cfg.Capacity, ErrorRate: cfg.ErrorRate, Shards: cfg.Shards}
-		if _, err := c.Create(ctx, cfg.Filter, p); err != nil && !errors.Is(err, client.ErrForbidden) {
+		_, err := c.Create(ctx, cfg.Filter, p)
+		if err != nil && !errors.Is(err, client.ErrForbidden) {
 			return nil, fmt.Errorf("bloomstorage: NewService: making %s: %w", cfg.Filter, err)
+		}
+		made = err == nil
+	}
+	if !made {
+		if err := mustExist(ctx, c, cfg.Filter); err != nil {
+			return nil, err
 		}
 	}
 	sv := &serviceSeen{}
 	sv.adds = batcher{send: func(keys []string) ([]bool, error) { return sv.send(ctx, c.Add, cfg.Filter, keys, true) }}
 	sv.checks = batcher{send: func(keys []string) ([]bool, error) { return sv.send(ctx, c.Check, cfg.Filter, keys, false) }}
 	return sv, nil
+}
+
+// mustExist asks the service once whether the filter name exists, with a
+// check of one key (what the secret and a write token may both ask; a
+// check of no keys sends nothing): a filter that does not exist fails
+// here, not at the crawl's first request. Any other failure (a busy
+// service, a token refused) is left for the crawl's requests to meet.
+func mustExist(ctx context.Context, c *client.Client, name string) error {
+	_, err := c.Check(ctx, name, serviceKey(make([]byte, 8)))
+	if errors.Is(err, client.ErrNotFound) {
+		return fmt.Errorf("bloomstorage: NewService: the service has no filter named %q: make it with the secret as Token and a Capacity (NewService makes it then), or with the CLI or client.Create: %w", name, err)
+	}
+	return nil
 }
 
 // serviceSeen is the visited set in a service filter.
