@@ -47,6 +47,7 @@ const expected = [
     'scalable',
     'sharded',
     'sizing',
+    'stream',
     'version',
     'wasm_exec',
     'window',
