@@ -189,6 +189,21 @@ describe('the lesson in the room', () => {
     assert.match(await phone.textContent('#tour-step'), /^Step 2 of 8/);
     await phone.getByRole('button', { name: 'Unfold' }).click();
     assert.equal(await phone.isVisible('#tour-text'), true);
+    // Unfolded, the panel leaves the verdict and the grid in view above it,
+    // and the step's text in the screen: a test's answer and the step, together.
+    await phone.fill('#key', 'grape');
+    await phone.$eval('#verdict', (v) => v.replaceChildren());
+    await phone.click('#test');
+    await phone.waitForFunction(() => document.querySelector('#verdict').textContent.includes('"grape":'));
+    const [v2, g2, panel, text, h2] = await phone.evaluate(() =>
+      ['#verdict', '#grid', '#tour', '#tour-text']
+        .map((s) => document.querySelector(s).getBoundingClientRect().toJSON())
+        .concat(window.innerHeight),
+    );
+    await shot('tour-unfolded-phone', phone);
+    assert.ok(v2.top >= -1 && v2.bottom <= panel.top, `verdict ${v2.top}-${v2.bottom}, panel from ${panel.top}`);
+    assert.ok(g2.bottom <= panel.top + 1, `the grid ends at ${g2.bottom}, the panel starts at ${panel.top}`);
+    assert.ok(text.top >= panel.top && text.bottom <= h2, `step text ${text.top}-${text.bottom} in the ${h2} px`);
   });
 
   test('accessible: every control named, results announced, AA contrast in every state, keyboard alone works', async () => {

@@ -7,6 +7,7 @@ import { refresh } from './charts.js';
 import { pushUndo } from './history.js';
 import { setBusy } from './actions.js';
 import { remember, say, testKey } from './keys.js';
+import { falsePositiveKinds, keysForOrdinary } from './theory.js';
 
 const WORDS = [
   'apple',
@@ -46,6 +47,91 @@ function coveredByOne(positions) {
   return true;
 }
 
+// kindsNow gives falsePositiveKinds for the classic filter on show (whose
+// bits are the keys added on this page), null for other kinds and sizes.
+function kindsNow() {
+  if (state.kind !== 'classic' || state.fromFile) return null;
+  return falsePositiveKinds((i) => state.bitKeys.get(i), state.m, state.k);
+}
+
+/** Ordinary false positives at least this many times the repeats: 19 in 20 are ordinary. */
+export const ORDINARY_SHARE = 19;
+
+/** madeUpKeys gives made-up keys not on the page: the words, then "word-2", "word-3"… */
+export function* madeUpKeys() {
+  for (let i = 0; ; i++) {
+    const word = WORDS[i % WORDS.length];
+    const key = i < WORDS.length ? word : `${word}-${Math.floor(i / WORDS.length) + 1}`;
+    if (!state.keyCounts.has(key) && !state.removedKeys.has(key) && !state.forcedKeys.has(key)) yield key;
+  }
+}
+
+const oneIn = (share) => `about one in ${fmtInt(Math.round(1 / share))}`;
+
+// offerKeys says why the first false positive here would be a repeat of
+// one key's pattern, not the ordinary kind, and offers to add made-up keys
+// until the ordinary kind is 19 in 20 of them, then find one.
+function offerKeys(kinds) {
+  const n = state.keyCounts.size;
+  const set = state.bitKeys.size;
+  const w = bitWord();
+  const more = keysForOrdinary(state.bitKeys, (key) => state.filter.positions(key), madeUpKeys(), {
+    m: state.m,
+    k: state.k,
+    times: ORDINARY_SHARE,
+  });
+  $('explain').replaceChildren();
+  const parts = [
+    el('p', {
+      class: 'verdict-head',
+      'data-offer': more ? String(more.keys.length) : '0',
+      text: `With ${fmtInt(n)} ${n === 1 ? 'key' : 'keys'}, ${fmtInt(set)} of the ${fmtInt(state.m)} ${w}s are set: the first false positive would most likely be the rarer kind.`,
+    }),
+    el('p', {
+      text:
+        `An ordinary false positive needs its ${state.k} ${w}s set by different keys: ${kinds.ordinary > 0 ? `so few are set that ${oneIn(kinds.ordinary)} fresh words is one` : 'here no fresh word can be one'}. ` +
+        `A word whose ${w}s one added key set every one of (a whole pattern repeated, section 5) is ${oneIn(kinds.single)}. Both counted exactly over every start pair (x, y) of this filter.`,
+    }),
+  ];
+  if (more) {
+    const k = more.keys.length;
+    const button = el('button', {
+      type: 'button',
+      id: 'findfp-more',
+      text: `Add ${fmtInt(k)} made-up ${k === 1 ? 'key' : 'keys'} and find one`,
+    });
+    button.addEventListener('click', () =>
+      addMadeUp(more.keys)
+        .then(() => findFalsePositive())
+        .catch((err) => setError('key', err.message)),
+    );
+    parts.push(
+      el('p', {
+        text: `With ${fmtInt(k)} more ${k === 1 ? 'key' : 'keys'} (${fmtInt(more.set)} ${w}s set), ordinary false positives are ${oneIn(more.kinds.ordinary)} and at least ${ORDINARY_SHARE} in 20 of all false positives.`,
+      }),
+      el('p', {}, button),
+    );
+  } else {
+    parts.push(el('p', { text: 'Add more keys, or make a smaller filter, for an ordinary one.' }));
+  }
+  say(...parts);
+}
+
+// addMadeUp adds keys (one Undo step), as typed keys, so the address keeps them.
+async function addMadeUp(keys) {
+  pushUndo();
+  const f = state.filter;
+  for (const key of keys) {
+    const positions = f.positions(key);
+    f.add(key);
+    state.added++;
+    remember(key, positions);
+    state.typedKeys.push(key);
+  }
+  refresh();
+  await tick();
+}
+
 /**
  * findFalsePositive tries fresh words until the filter says "probably" to
  * one never added, and shows it. It prefers an ordinary false positive,
@@ -63,6 +149,11 @@ export async function findFalsePositive(limit = 2_000_000) {
         text: 'Add a few keys first: an empty filter says "no" to everything, and it is always right.',
       }),
     );
+    return null;
+  }
+  const kinds = kindsNow();
+  if (kinds && kinds.ordinary < kinds.single) {
+    offerKeys(kinds);
     return null;
   }
   setBusy(true);

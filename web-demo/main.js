@@ -69,13 +69,14 @@ function keep(name, on) {
 }
 
 // showTogether, on a phone, scrolls the verdict to the top of the screen
-// when it and the grid below it are not both in view: the answer and the
-// bits it is about, seen together.
+// when it and the grid below it are not both in view (above the tour's
+// panel, when it is open): the answer and the bits it is about, seen together.
 function showTogether() {
   if (!matchMedia('(max-width: 40rem)').matches) return;
   const v = $('verdict').getBoundingClientRect();
   const g = $('grid').getBoundingClientRect();
-  if (v.top >= 0 && g.bottom <= window.innerHeight) return;
+  const bottom = $('tour').hidden ? window.innerHeight : $('tour').getBoundingClientRect().top;
+  if (v.top >= 0 && g.bottom <= bottom) return;
   $('verdict').scrollIntoView({ block: 'start' });
 }
 

@@ -183,6 +183,17 @@ export function exactRate(isSet, m, k, patterns = new Set()) {
   if (m > PAIR_LIMIT) return null;
   let hits = 0;
   let repeats = 0;
+  eachSetPattern(isSet, m, k, (pos) => {
+    hits++;
+    if (patterns.size && patterns.has(patternKey(pos))) repeats++;
+  });
+  return { rate: hits / (m * m), repeats: repeats / (m * m) };
+}
+
+// eachSetPattern calls fn(positions) for each start pair of a filter of m
+// bits and k hashes whose k positions isSet holds all of (positions is
+// reused between calls).
+function eachSetPattern(isSet, m, k, fn) {
   const pos = new Array(k);
   for (let x0 = 0; x0 < m; x0++) {
     if (!isSet(x0)) continue;
@@ -199,12 +210,64 @@ export function exactRate(isSet, m, k, patterns = new Set()) {
         x = (x + y) % m;
         y = (y + i) % m;
       }
-      if (!all) continue;
-      hits++;
-      if (patterns.size && patterns.has(patternKey(pos))) repeats++;
+      if (all) fn(pos);
     }
   }
-  return { rate: hits / (m * m), repeats: repeats / (m * m) };
+}
+
+/**
+ * The two kinds of false positive a fresh key can be, as shares of the m²
+ * start pairs of a filter of m bits and k hashes whose bit i was set by the
+ * keys keysAt(i) (none: the bit is 0): { ordinary, single }, where single
+ * is the share whose positions one added key set all of (a whole pattern
+ * repeated, or held inside one key's), and ordinary the share whose
+ * positions are all set but by different keys. For m ≤ PAIR_LIMIT; null
+ * above it.
+ */
+export function falsePositiveKinds(keysAt, m, k) {
+  if (m > PAIR_LIMIT) return null;
+  let ordinary = 0;
+  let single = 0;
+  eachSetPattern(
+    (i) => keysAt(i)?.length > 0,
+    m,
+    k,
+    (pos) => {
+      let common = new Set(keysAt(pos[0]));
+      for (let i = 1; i < k && common.size; i++) {
+        const here = new Set(keysAt(pos[i]));
+        common = new Set([...common].filter((key) => here.has(key)));
+      }
+      if (common.size) single++;
+      else ordinary++;
+    },
+  );
+  return { ordinary: ordinary / (m * m), single: single / (m * m) };
+}
+
+/**
+ * How many of `candidates` (keys in order), added to a classic filter of m
+ * bits and k hashes whose bit i was set by bitKeys.get(i), make ordinary
+ * false positives at least `times` as common as those one key set every
+ * bit of (falsePositiveKinds), with positionsOf(key) giving a key's
+ * positions: { keys, kinds, set } (set: the bits then set), or null when
+ * the first `most` candidates are not enough. bitKeys is left as it was.
+ */
+export function keysForOrdinary(bitKeys, positionsOf, candidates, { m, k, times, most = 1000 }) {
+  const at = new Map([...bitKeys].map(([p, keys]) => [p, [...keys]]));
+  const keys = [];
+  for (const key of candidates) {
+    if (keys.length >= most) return null;
+    keys.push(key);
+    for (const p of new Set(positionsOf(key))) {
+      if (!at.has(p)) at.set(p, []);
+      at.get(p).push(key);
+    }
+    const kinds = falsePositiveKinds((i) => at.get(i), m, k);
+    if (!kinds) return null;
+    if (kinds.ordinary >= times * kinds.single) return { keys, kinds, set: at.size };
+  }
+  return null;
 }
 
 /**
